@@ -278,21 +278,21 @@ export type BindingResource =
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };
 
-/** One binding of a pass: its number, WGSL name, buffer type and resource. */
+/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
   readonly type: "storage" | "read-only-storage" | "uniform";
-  readonly resource: BindingResource;
 }
 
-/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
   readonly shader: string;
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
+  readonly resources: readonly BindingResource[];
   readonly workgroups: readonly [number, number, number];
 }
 
@@ -659,21 +659,24 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($pass). */
+/** Buffer types by the index a pass's layout gives ($bl). */
 const BT = ["storage", "read-only-storage", $q23] as const;
 /**
- * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
- * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
- * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
- * by its binding, and the array is the pass's binding list.
+ * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
+ * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
  */
-function $pass(id: string, name: string, shader: string, layout: readonly (string | number)[], resources: (BindingResource | Uint8Array | BindingPlan)[], x: number, y: number, z: number): PassPlan {
-  for (let i = 0; i < resources.length; i++) {
-    const t = layout[2 * i + 1] as number;
-    const r = resources[i];
-    resources[i] = { binding: i, name: layout[2 * i] as string, type: BT[t % 3]!, resource: t > 2 ? { kind: $q23, bytes: r as Uint8Array } : (r as BindingResource) };
-  }
-  return { id, name, shader, entryPoint: $q24, bindings: resources as BindingPlan[], workgroups: [x, y, z] };
+function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
+  const out: BindingPlan[] = [];
+  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i] as string, type: BT[layout[i + 1] as number]! }));
+  return Object.freeze(out);
+}
+/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
+  return { id, name, shader, entryPoint: $q24, bindings, resources, workgroups: [x, y, z] };
+}
+/** A uniform buffer's bytes as a binding resource. */
+function $ur(bytes: Uint8Array): BindingResource {
+  return { kind: $q23, bytes };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
@@ -762,20 +765,20 @@ function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 28 ? (a1 === 128 ? "20b2d0695527e467" : undefined) : a0 === 32 ? (a1 === 128 ? "361528956c82958b" : a1 === 96 ? "8b7a83ab52d7013a" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
-const K0A0V14: readonly (string | number)[] = [$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 5];
+const K0A0V14: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
 const K0A0V15: readonly string[] = [$q43, $q44, $q45, $q46];
 const K0A0S3 = K0A0S0 + $q47;
-const K0A0V16: readonly (string | number)[] = [$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q49, 0, $q50, 0, $q42, 5];
+const K0A0V16: readonly BindingPlan[] = $bl([$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q49, 0, $q50, 0, $q42, 2]);
 const K0A0V17: readonly string[] = [$q43, $q51, $q52];
 const K0A0S4 = K0A0S0 + $q53;
-const K0A0V18: readonly (string | number)[] = [$q49, 1, $q50, 1, $q54, 0];
+const K0A0V18: readonly BindingPlan[] = $bl([$q49, 1, $q50, 1, $q54, 0]);
 const K0A0S5 = K0A0S0 + $q55;
 const K0A0V19: readonly string[] = [K0A0S0, $q56, K0A0S0, $q57];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V20: readonly (string | number)[] = [$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 5];
+const K0A0V20: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 2]);
 const K0A0V21: readonly string[] = [$q44, $q45, $q46];
 const K0A0S7 = K0A0S6 + $q47;
 const K0A0S8 = K0A0S6 + $q53;
@@ -788,7 +791,7 @@ function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
   return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V23: readonly (string | number)[] = [$q48, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 5];
+const K0A0V23: readonly BindingPlan[] = $bl([$q48, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
 const K0A0S11 = K0A0S10 + $q47;
 const K0A0S12 = K0A0S10 + $q53;
 const K0A0S13 = K0A0S10 + $q55;
@@ -797,7 +800,7 @@ const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V25: readonly (string | number)[] = [$q48, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 5];
+const K0A0V25: readonly BindingPlan[] = $bl([$q48, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 2]);
 const K0A0S15 = K0A0S14 + $q47;
 const K0A0S16 = K0A0S14 + $q53;
 const K0A0S17 = K0A0S14 + $q55;
@@ -808,7 +811,7 @@ function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
   return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q59, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q47;
-const K0A0V28: readonly (string | number)[] = [$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q54, 0, $q42, 5];
+const K0A0V28: readonly BindingPlan[] = $bl([$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q54, 0, $q42, 2]);
 const K0A0V29: readonly string[] = [$q43, $q51];
 const K0A0S20 = K0A0S18 + $q60;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
@@ -1245,7 +1248,7 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V15, st);
   }
@@ -1274,7 +1277,7 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1345,7 +1348,7 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V20, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V20, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V21, st);
   }
@@ -1425,7 +1428,7 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V23, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V15, st);
   }
@@ -1473,7 +1476,7 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V25, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q128, $q129, s, K0A0V25, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V21, st);
   }
@@ -1602,7 +1605,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V29, st);
   }
@@ -1908,13 +1911,13 @@ function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "b6c456626b137002" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
-const K1A0V7: readonly (string | number)[] = [$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 5];
+const K1A0V7: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);
 const K1A0V8: readonly string[] = [$q45, $q46];
-const K1A0V9: readonly (string | number)[] = [$q48, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q42, 5];
-const K1A0V10: readonly (string | number)[] = [$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q42, 5];
+const K1A0V9: readonly BindingPlan[] = $bl([$q48, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q42, 2]);
+const K1A0V10: readonly BindingPlan[] = $bl([$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q42, 2]);
 const K1A0V11: readonly string[] = [$q185, $q45, $q52];
 const K1A0S5 = K1A0S0 + $q186;
-const K1A0V12: readonly (string | number)[] = [$q184, 1, $q54, 0];
+const K1A0V12: readonly BindingPlan[] = $bl([$q184, 1, $q54, 0]);
 const K1A0V13: readonly string[] = [$q52];
 const K1A0S6 = K1A0S0 + $q55;
 const K1A0V14: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
@@ -1922,7 +1925,7 @@ const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly (string | number)[] = [$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 5];
+const K1A0V15: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 2]);
 const K1A0S8 = K1A0S7 + $q166;
 const K1A0S9 = K1A0S7 + $q186;
 const K1A0S10 = K1A0S7 + $q55;
@@ -1934,7 +1937,7 @@ const K1A0S13 = K1A0S11 + $q172;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V18: readonly (string | number)[] = [$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 5];
+const K1A0V18: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);
 const K1A0S14 = K1A0S11 + $q186;
 const K1A0S15 = K1A0S11 + $q55;
 const K1A0V19: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
@@ -1942,7 +1945,7 @@ const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly (string | number)[] = [$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 5];
+const K1A0V20: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 2]);
 const K1A0S17 = K1A0S16 + $q166;
 const K1A0S18 = K1A0S16 + $q186;
 const K1A0S19 = K1A0S16 + $q55;
@@ -1953,7 +1956,7 @@ const K1A0S22 = K1A0S20 + $q172;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly (string | number)[] = [$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q54, 0, $q42, 5];
+const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q54, 0, $q42, 2]);
 const K1A0V23: readonly string[] = [$q185];
 const K1A0S23 = K1A0S20 + $q191;
 const K1A0V24: readonly string[] = [K1A0S20, $q187];
@@ -2517,7 +2520,7 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2541,7 +2544,7 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2578,7 +2581,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V11, st);
   }
@@ -2660,7 +2663,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V15, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V15, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2692,7 +2695,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V11, st);
   }
@@ -2774,7 +2777,7 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2831,7 +2834,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V20, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V20, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2882,7 +2885,7 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V23, st);
   }
@@ -2937,7 +2940,7 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V23, st);
   }

@@ -287,21 +287,21 @@ export type BindingResource =
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };
 
-/** One binding of a pass: its number, WGSL name, buffer type and resource. */
+/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
   readonly type: "storage" | "read-only-storage" | "uniform";
-  readonly resource: BindingResource;
 }
 
-/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
   readonly shader: string;
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
+  readonly resources: readonly BindingResource[];
   readonly workgroups: readonly [number, number, number];
 }
 
@@ -668,21 +668,24 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($pass). */
+/** Buffer types by the index a pass's layout gives ($bl). */
 const BT = ["storage", "read-only-storage", $q23] as const;
 /**
- * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
- * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
- * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
- * by its binding, and the array is the pass's binding list.
+ * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
+ * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
  */
-function $pass(id: string, name: string, shader: string, layout: readonly (string | number)[], resources: (BindingResource | Uint8Array | BindingPlan)[], x: number, y: number, z: number): PassPlan {
-  for (let i = 0; i < resources.length; i++) {
-    const t = layout[2 * i + 1] as number;
-    const r = resources[i];
-    resources[i] = { binding: i, name: layout[2 * i] as string, type: BT[t % 3]!, resource: t > 2 ? { kind: $q23, bytes: r as Uint8Array } : (r as BindingResource) };
-  }
-  return { id, name, shader, entryPoint: $q24, bindings: resources as BindingPlan[], workgroups: [x, y, z] };
+function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
+  const out: BindingPlan[] = [];
+  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i] as string, type: BT[layout[i + 1] as number]! }));
+  return Object.freeze(out);
+}
+/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
+  return { id, name, shader, entryPoint: $q24, bindings, resources, workgroups: [x, y, z] };
+}
+/** A uniform buffer's bytes as a binding resource. */
+function $ur(bytes: Uint8Array): BindingResource {
+  return { kind: $q23, bytes };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
@@ -771,20 +774,20 @@ function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 28 ? (a1 === 128 ? "9f911f2895f22514" : undefined) : a0 === 32 ? (a1 === 128 ? "5e9cf8ab61e34d77" : a1 === 96 ? "84ef9bf1a75721f3" : undefined) : undefined) ?? $noShader(vp + $q39, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
-const K0A0V14: readonly (string | number)[] = [$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 5];
+const K0A0V14: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
 const K0A0V15: readonly string[] = [$q48, $q49, $q50, $q51];
 const K0A0S3 = K0A0S0 + $q52;
-const K0A0V16: readonly (string | number)[] = [$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q54, 0, $q55, 0, $q47, 5];
+const K0A0V16: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q54, 0, $q55, 0, $q47, 2]);
 const K0A0V17: readonly string[] = [$q48, $q56, $q57];
 const K0A0S4 = K0A0S0 + $q58;
-const K0A0V18: readonly (string | number)[] = [$q54, 1, $q55, 1, $q59, 0];
+const K0A0V18: readonly BindingPlan[] = $bl([$q54, 1, $q55, 1, $q59, 0]);
 const K0A0S5 = K0A0S0 + $q60;
 const K0A0V19: readonly string[] = [K0A0S0, $q61, K0A0S0, $q62];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V20: readonly (string | number)[] = [$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 5];
+const K0A0V20: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
 const K0A0V21: readonly string[] = [$q49, $q50, $q51];
 const K0A0S7 = K0A0S6 + $q52;
 const K0A0S8 = K0A0S6 + $q58;
@@ -797,7 +800,7 @@ function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
   return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q33 : a0 === 8 ? $q34 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q35 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q36 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q37 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q38, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V23: readonly (string | number)[] = [$q53, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 5];
+const K0A0V23: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
 const K0A0S11 = K0A0S10 + $q52;
 const K0A0S12 = K0A0S10 + $q58;
 const K0A0S13 = K0A0S10 + $q60;
@@ -806,7 +809,7 @@ const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V25: readonly (string | number)[] = [$q53, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 5];
+const K0A0V25: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
 const K0A0S15 = K0A0S14 + $q52;
 const K0A0S16 = K0A0S14 + $q58;
 const K0A0S17 = K0A0S14 + $q60;
@@ -817,7 +820,7 @@ function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
   return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q64 : a0 === 8 ? $q65 : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q66 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q67 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q68 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q69, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q52;
-const K0A0V28: readonly (string | number)[] = [$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q59, 0, $q47, 5];
+const K0A0V28: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q59, 0, $q47, 2]);
 const K0A0V29: readonly string[] = [$q48, $q56];
 const K0A0S20 = K0A0S18 + $q70;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
@@ -1254,7 +1257,7 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V15, st);
   }
@@ -1283,7 +1286,7 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1354,7 +1357,7 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V20, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V20, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V21, st);
   }
@@ -1434,7 +1437,7 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     st = 4;
     const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V23, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V15, st);
   }
@@ -1482,7 +1485,7 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     st = 3;
     const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V25, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V25, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V21, st);
   }
@@ -1611,7 +1614,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V29, st);
   }
@@ -1917,13 +1920,13 @@ function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "ed731b463accfc9d" : undefined) : undefined) ?? $noShader(vp + $q39, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
-const K1A0V7: readonly (string | number)[] = [$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 5];
+const K1A0V7: readonly BindingPlan[] = $bl([$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 2]);
 const K1A0V8: readonly string[] = [$q50, $q51];
-const K1A0V9: readonly (string | number)[] = [$q53, 1, $q189, 1, $q190, 1, $q187, 1, $q188, 1, "rotated_query", 0, $q47, 5];
-const K1A0V10: readonly (string | number)[] = [$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q193, 0, $q47, 5];
+const K1A0V9: readonly BindingPlan[] = $bl([$q53, 1, $q189, 1, $q190, 1, $q187, 1, $q188, 1, "rotated_query", 0, $q47, 2]);
+const K1A0V10: readonly BindingPlan[] = $bl([$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q193, 0, $q47, 2]);
 const K1A0V11: readonly string[] = [$q194, $q50, $q57];
 const K1A0S5 = K1A0S0 + $q195;
-const K1A0V12: readonly (string | number)[] = [$q193, 1, $q59, 0];
+const K1A0V12: readonly BindingPlan[] = $bl([$q193, 1, $q59, 0]);
 const K1A0V13: readonly string[] = [$q57];
 const K1A0S6 = K1A0S0 + $q60;
 const K1A0V14: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
@@ -1931,7 +1934,7 @@ const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "3b842a6493f6f63a" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly (string | number)[] = [$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 5];
+const K1A0V15: readonly BindingPlan[] = $bl([$q53, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 2]);
 const K1A0S8 = K1A0S7 + $q175;
 const K1A0S9 = K1A0S7 + $q195;
 const K1A0S10 = K1A0S7 + $q60;
@@ -1943,7 +1946,7 @@ const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V18: readonly (string | number)[] = [$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 5];
+const K1A0V18: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q47, 2]);
 const K1A0S14 = K1A0S11 + $q195;
 const K1A0S15 = K1A0S11 + $q60;
 const K1A0V19: readonly string[] = [K1A0S11, $q196, K1A0S11, $q197];
@@ -1951,7 +1954,7 @@ const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly (string | number)[] = [$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 5];
+const K1A0V20: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q47, 2]);
 const K1A0S17 = K1A0S16 + $q175;
 const K1A0S18 = K1A0S16 + $q195;
 const K1A0S19 = K1A0S16 + $q60;
@@ -1962,7 +1965,7 @@ const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
   return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly (string | number)[] = [$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q59, 0, $q47, 5];
+const K1A0V22: readonly BindingPlan[] = $bl([$q53, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q59, 0, $q47, 2]);
 const K1A0V23: readonly string[] = [$q194];
 const K1A0S23 = K1A0S20 + $q200;
 const K1A0V24: readonly string[] = [K1A0S20, $q196];
@@ -2530,7 +2533,7 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2554,7 +2557,7 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2591,7 +2594,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q243, $q244, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V11, st);
   }
@@ -2673,7 +2676,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V15, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V15, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2705,7 +2708,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q243, $q244, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V11, st);
   }
@@ -2787,7 +2790,7 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2844,7 +2847,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V20, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V20, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V8, st);
   }
@@ -2895,7 +2898,7 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V23, st);
   }
@@ -2950,7 +2953,7 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V23, st);
   }

@@ -349,8 +349,8 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       return r;
     };
     // One statement per binding, in order, so the first failing binding is the one reported. The
-    // pass's layout (each binding's name and buffer type) is a module constant; $pass makes the
-    // bindings from it and the resources.
+    // pass's binding list (each binding's name and buffer type) is a module constant made by $bl
+    // from its layout, shared by every plan; the call gives only the resources.
     const layout: string[] = [];
     const bindings = pm.bindings.map((b, bi) => {
       if (b.kind === "uniform") {
@@ -369,8 +369,8 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
               : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)});`,
           );
         });
-        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer) + 3));
-        return u;
+        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
+        return `$ur(${u})`;
       }
       layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
       return resourceOf(b);
@@ -382,7 +382,7 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       body.push(`    const ${w} = $wg(${guarded(x, `dispatch ${"xyz"[i]}`)}, ${maxWg}, pp, ${q("xyz"[i])});`);
       return w;
     });
-    const layoutConst = cx.konst(`[${layout.join(", ")}]`, "readonly (string | number)[]");
+    const layoutConst = cx.konst(`$bl([${layout.join(", ")}])`, "readonly BindingPlan[]");
     body.push(`    return $pass(${q(pm.pass.id)}, ${q(pm.pass.name)}, s, ${layoutConst}, [${bindings.join(", ")}], ${wg.join(", ")});`);
     if (whats.length === 0) return body;
     const table = cx.konst(`[${whats.join(", ")}]`, "readonly string[]");

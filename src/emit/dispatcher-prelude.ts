@@ -33,21 +33,21 @@ export type BindingResource =
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
   | { readonly kind: "uniform"; readonly bytes: Uint8Array };»«
 
-/** One binding of a pass: its number, WGSL name, buffer type and resource. */
+/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
 export interface BindingPlan {
   readonly binding: number;
   readonly name: string;
   readonly type: "storage" | "read-only-storage" | "uniform";
-  readonly resource: BindingResource;
 }»«
 
-/** One compute pass: the shader, its bindings in order, and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
   readonly shader: string;
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
+  readonly resources: readonly BindingResource[];
   readonly workgroups: readonly [number, number, number];
 }»«
 
@@ -474,21 +474,24 @@ function $wg(n«: unknown», max«: number», prefix«: string», axis«: string
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($pass). */
+/** Buffer types by the index a pass's layout gives ($bl). */
 const BT = ["storage", "read-only-storage", "uniform"]« as const»;
 /**
- * One compute pass of a plan (entry point main). The layout (a module constant per pass) holds each
- * binding's WGSL name and buffer type (an index into BT, plus 3 for a uniform's bytes), in binding
- * order; resources (a fresh array) each binding's resource, or a uniform's bytes: each is replaced
- * by its binding, and the array is the pass's binding list.
+ * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
+ * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
  */
-function $pass(id«: string», name«: string», shader«: string», layout«: readonly (string | number)[]», resources«: (BindingResource | Uint8Array | BindingPlan)[]», x«: number», y«: number», z«: number»)«: PassPlan» {
-  for (let i = 0; i < resources.length; i++) {
-    const t = layout[2 * i + 1]« as number»;
-    const r = resources[i];
-    resources[i] = { binding: i, name: layout[2 * i]« as string», type: BT[t % 3]«!», resource: t > 2 ? { kind: "uniform", bytes: r« as Uint8Array» } : (r« as BindingResource») };
-  }
-  return { id, name, shader, entryPoint: "main", bindings: resources« as BindingPlan[]», workgroups: [x, y, z] };
+function $bl(layout«: readonly (string | number)[]»)«: readonly BindingPlan[]» {
+  const out«: BindingPlan[]» = [];
+  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i]« as string», type: BT[layout[i + 1]« as number»]«!» }));
+  return Object.freeze(out);
+}
+/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», resources«: BindingResource[]», x«: number», y«: number», z«: number»)«: PassPlan» {
+  return { id, name, shader, entryPoint: "main", bindings, resources, workgroups: [x, y, z] };
+}
+/** A uniform buffer's bytes as a binding resource. */
+function $ur(bytes«: Uint8Array»)«: BindingResource» {
+  return { kind: "uniform", bytes };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch«: string», size«: number»)«: BindingResource» {

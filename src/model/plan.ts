@@ -28,13 +28,17 @@ export interface UniformResource {
 
 export type BindingResource = TensorResource | ScratchResource | UniformResource;
 
+/**
+ * One binding of a pass, what every call of the pass has in common: a generated dispatcher shares
+ * one frozen list of these per pass among all its plans. The resource bound to it is the pass's
+ * `resources[i]` for `bindings[i]`.
+ */
 export interface BindingPlan {
   readonly binding: number;
   /** The WGSL variable name the template sees. */
   readonly name: string;
   /** The buffer binding type for the explicit bind group layout. */
   readonly type: "storage" | "read-only-storage" | "uniform";
-  readonly resource: BindingResource;
 }
 
 export interface PassPlan {
@@ -45,6 +49,8 @@ export interface PassPlan {
   readonly entryPoint: string;
   /** In binding order, group 0. */
   readonly bindings: readonly BindingPlan[];
+  /** What this call binds: `resources[i]` is the resource of `bindings[i]` (as many as bindings). */
+  readonly resources: readonly BindingResource[];
   readonly workgroups: readonly [number, number, number];
 }
 

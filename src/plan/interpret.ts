@@ -8,7 +8,7 @@ import { type CExpr, type CheckedBinding, type CheckedDerive } from "../model/ch
 import type { Value } from "../model/ir.js";
 import { evaluate } from "../lang/evaluate.js";
 import { EvalError, valuesEqual } from "../lang/ops.js";
-import type { BindingPlan, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
+import type { BindingPlan, BindingResource, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
 import { KernelCallError } from "./call-error.js";
 import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
@@ -364,12 +364,9 @@ function buildPlan(
   const passes: PassPlan[] = vm.passes.map((pm, pi) => {
     const { id, penv } = shaderIds[pi];
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({
-      binding: bi,
-      name: b.name,
-      type: b.buffer,
-      resource: resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform),
-    }));
+    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer }));
+    // In binding order, so the first failing binding is the one reported (as the dispatcher does).
+    const resources = pm.bindings.map((b) => resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform));
     const wg = pm.pass.dispatch.map((d, i) => {
       const n = evalOrThrow(d, penv, `dispatch ${"xyz"[i]}`, pprefix) as number;
       if (!Number.isInteger(n) || n < 0 || n > maxWg)
@@ -379,7 +376,7 @@ function buildPlan(
         );
       return n;
     }) as unknown as [number, number, number];
-    return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, workgroups: wg };
+    return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, resources, workgroups: wg };
   });
   return { kernel: k.spec.name, variant: v.id, passes, scratch, outputShapes };
 }
@@ -393,7 +390,7 @@ function resourceFor(
   kernel: string,
   maxStorage: number,
   maxUniform: number,
-): BindingPlan["resource"] {
+): BindingResource {
   if (b.kind === "uniform") {
     const fields = (b.fields ?? []).map((f) => ({
       name: f.name,

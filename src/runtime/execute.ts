@@ -3,7 +3,7 @@
  * Runs a Plan (what a generated dispatcher returns for one call) on a device: one command encoder,
  * one compute pass per plan pass, one submit.
  */
-import type { BindingPlan, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
+import type { BindingPlan, BindingResource, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
 import type { PipelineCache } from "./pipeline-cache.js";
 import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 
@@ -119,9 +119,9 @@ export async function executePlan(
     const encoder = device.createCommandEncoder({ label: options.label ?? plan.kernel });
     running.forEach((pass, index) => {
       const { pipeline, bindGroupLayout } = pipelines[index];
-      const entries = pass.bindings.map((b): GPUBindGroupEntry => ({
+      const entries = pass.bindings.map((b, i): GPUBindGroupEntry => ({
         binding: b.binding,
-        resource: bufferBinding(device, plan, pass, b, tensors, scratch, uniformBuffer, slots),
+        resource: bufferBinding(device, plan, pass, b, pass.resources[i], tensors, scratch, uniformBuffer, slots[index][i]),
       }));
       const bindGroup = device.createBindGroup({ label: `${plan.kernel}/${pass.id}`, layout: bindGroupLayout, entries });
       const timestampWrites = options.timestampWrites?.(pass, index);
@@ -146,9 +146,9 @@ export async function executePlan(
 }
 
 /**
- * Refuses a plan (a hand-built one may hold anything) whose scratch sizes or binding offsets and
- * sizes are not non-negative safe integers: NaN, negative, fractional or past 2^53. Runs before
- * anything touches the device.
+ * Refuses a plan (a hand-built one may hold anything) with a pass whose resources are not one per
+ * binding, or whose scratch sizes or binding offsets and sizes are not non-negative safe integers:
+ * NaN, negative, fractional or past 2^53. Runs before anything touches the device.
  */
 function checkByteRanges(plan: Plan): void {
   for (const s of plan.scratch) {
@@ -160,9 +160,17 @@ function checkByteRanges(plan: Plan): void {
       );
   }
   for (const pass of plan.passes) {
-    for (const b of pass.bindings) {
-      const r = b.resource;
-      if (r.kind === "uniform") continue;
+    const resources: readonly unknown[] = Array.isArray(pass.resources) ? pass.resources : [];
+    if (resources.length !== pass.bindings.length) {
+      throw new PlanExecutionError(
+        plan.kernel,
+        pass.id,
+        `the pass has ${pass.bindings.length} bindings and ${Array.isArray(pass.resources) ? resources.length : "no list of"} resources; resources[i] is the resource of bindings[i], one per binding`,
+      );
+    }
+    pass.bindings.forEach((b, i) => {
+      const r = pass.resources[i];
+      if (r.kind === "uniform") return;
       const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
       for (const [field, n] of [
         ["offset", r.offset],
@@ -176,7 +184,7 @@ function checkByteRanges(plan: Plan): void {
           );
         }
       }
-    }
+    });
   }
 }
 
@@ -186,24 +194,24 @@ function uploadUniforms(
   pool: ScratchPool,
   running: readonly PassPlan[],
   acquired: GPUBuffer[],
-): { uniformBuffer: GPUBuffer | undefined; slots: Map<BindingPlan, UniformSlot> } {
+): { uniformBuffer: GPUBuffer | undefined; slots: (UniformSlot | undefined)[][] } {
   const align = device.limits.minUniformBufferOffsetAlignment;
-  const slots = new Map<BindingPlan, UniformSlot>();
+  // slots[p][i]: where the uniform resource of running pass p's binding i goes.
+  const uploads: { readonly bytes: Uint8Array; readonly offset: number }[] = [];
   let total = 0;
-  for (const pass of running) {
-    for (const b of pass.bindings) {
-      if (b.resource.kind !== "uniform") continue;
+  const slots = running.map((pass) =>
+    pass.resources.map((r): UniformSlot | undefined => {
+      if (r.kind !== "uniform") return undefined;
       const offset = alignUp(total, align);
-      const size = alignUp(Math.max(b.resource.bytes.byteLength, 1), 16);
-      slots.set(b, { offset, size });
+      const size = alignUp(Math.max(r.bytes.byteLength, 1), 16);
+      uploads.push({ bytes: r.bytes, offset });
       total = offset + size;
-    }
-  }
-  if (slots.size === 0) return { uniformBuffer: undefined, slots };
+      return { offset, size };
+    }),
+  );
+  if (uploads.length === 0) return { uniformBuffer: undefined, slots };
   const data = new Uint8Array(total);
-  for (const [b, slot] of slots) {
-    if (b.resource.kind === "uniform") data.set(b.resource.bytes, slot.offset);
-  }
+  for (const u of uploads) data.set(u.bytes, u.offset);
   const uniformBuffer = pool.acquire(total, UNIFORM_USAGE);
   acquired.push(uniformBuffer);
   device.queue.writeBuffer(uniformBuffer, 0, data);
@@ -215,18 +223,17 @@ function bufferBinding(
   plan: Plan,
   pass: PassPlan,
   b: BindingPlan,
+  r: BindingResource,
   tensors: Readonly<Record<string, GPUBuffer>>,
   scratch: ReadonlyMap<string, GPUBuffer>,
   uniformBuffer: GPUBuffer | undefined,
-  slots: ReadonlyMap<BindingPlan, UniformSlot>,
+  slot: UniformSlot | undefined,
 ): GPUBufferBinding {
   const fail = (detail: string): never => {
     throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${detail}`);
   };
-  const r = b.resource;
   if (r.kind === "uniform") {
     if (b.type !== "uniform") fail(`uniform bytes bound as "${b.type}"`);
-    const slot = slots.get(b);
     if (!uniformBuffer || !slot) return fail("uniform slot missing");
     return { buffer: uniformBuffer, offset: slot.offset, size: slot.size };
   }

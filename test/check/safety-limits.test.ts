@@ -189,7 +189,8 @@ describe("names that are Object.prototype members are plain names", () => {
         attrs: { valueOf: 2 },
       });
       expect(plan.variant).toBe("vec4");
-      const params = plan.passes[0].bindings.find((b) => b.name === "params")!.resource as { bytes: Uint8Array };
+      const pass = plan.passes[0];
+      const params = pass.resources[pass.bindings.findIndex((b) => b.name === "params")] as { bytes: Uint8Array };
       expect(new Float32Array(params.bytes.buffer.slice(params.bytes.byteOffset + 4, params.bytes.byteOffset + 8))[0]).toBe(2);
     },
   );

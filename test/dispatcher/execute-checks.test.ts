@@ -47,8 +47,12 @@ function plan(offset: number, size: number, scratchSize = 16): Plan {
         entryPoint: "main",
         workgroups: [1, 1, 1],
         bindings: [
-          { binding: 0, name: "x", type: "read-only-storage", resource: { kind: "input", tensor: "xT", offset: 0, size: 16 } },
-          { binding: 1, name: "y", type: "storage", resource: { kind: "output", tensor: "yT", offset, size } },
+          { binding: 0, name: "x", type: "read-only-storage" },
+          { binding: 1, name: "y", type: "storage" },
+        ],
+        resources: [
+          { kind: "input", tensor: "xT", offset: 0, size: 16 },
+          { kind: "output", tensor: "yT", offset, size },
         ],
       },
     ],
@@ -79,6 +83,24 @@ describe("executePlan on hand-built plans", () => {
       const { device, cache, touched } = recorder();
       const err = await executePlan(device, cache, plan(0, 16, size), {}).catch((e: unknown) => e);
       expect((err as Error).message).toBe(`K: scratch "tmp" has size ${size}; a size must be a non-negative integer`);
+      expect(touched).toEqual([]);
+    }
+  });
+
+  it("refuses a pass whose resources are not one per binding, before touching the device", async () => {
+    const base = plan(0, 16);
+    const pass = base.passes[0]!;
+    for (const [resources, count] of [
+      [pass.resources.slice(0, 1), "1"],
+      [undefined, "no list of"],
+    ] as const) {
+      const { device, cache, touched } = recorder();
+      const bad = { ...base, passes: [{ ...pass, resources }] } as unknown as Plan;
+      const err = await executePlan(device, cache, bad, {}).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PlanExecutionError);
+      expect((err as Error).message).toBe(
+        `K pass "main": the pass has 2 bindings and ${count} resources; resources[i] is the resource of bindings[i], one per binding`,
+      );
       expect(touched).toEqual([]);
     }
   });

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { executePlan, PlanExecutionError } from "../../src/runtime/execute.js";
 import { f16ArrayToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
 import { PipelineCache, ShaderCompilationError, warmUp } from "../../src/runtime/pipeline-cache.js";
-import type { BindingPlan, Manifest, PassPlan, Plan } from "../../src/model/plan.js";
+import type { BindingPlan, BindingResource, Manifest, PassPlan, Plan } from "../../src/model/plan.js";
 import { BufferUsage } from "../../src/runtime/gpu-constants.js";
 import { getGpuDevice, poisonBuffer, POISON_U32, readBuffer, uploadBuffer, createBuffer } from "../support/gpu.js";
 import { rng } from "../support/rng.js";
@@ -120,10 +120,20 @@ function loader(calls: string[]): (id: string) => Promise<string> {
   };
 }
 
-const uniform = (binding: number, name: string, bytes: ArrayBufferView): BindingPlan => ({
-  binding,
-  name,
-  type: "uniform",
+/** A binding with its resource, as a pass's `bindings[i]` and `resources[i]` (see `bound`). */
+interface Bound {
+  readonly binding: BindingPlan;
+  readonly resource: BindingResource;
+}
+
+/** A pass's `bindings` and `resources` from bindings listed with their resources. */
+const bound = (list: readonly Bound[]): Pick<PassPlan, "bindings" | "resources"> => ({
+  bindings: list.map((b) => b.binding),
+  resources: list.map((b) => b.resource),
+});
+
+const uniform = (binding: number, name: string, bytes: ArrayBufferView): Bound => ({
+  binding: { binding, name, type: "uniform" },
   resource: { kind: "uniform", bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
 });
 
@@ -135,7 +145,12 @@ const tensor = (
   id: string,
   offset: number,
   size: number,
-): BindingPlan => ({ binding, name, type, resource: { kind, tensor: id, offset, size } });
+): Bound => ({ binding: { binding, name, type }, resource: { kind, tensor: id, offset, size } });
+
+const scratchRange = (binding: number, name: string, type: "storage" | "read-only-storage", id: string, size: number): Bound => ({
+  binding: { binding, name, type },
+  resource: { kind: "scratch", scratch: id, offset: 0, size },
+});
 
 const groups = (n: number): readonly [number, number, number] => [Math.ceil(n / 64), 1, 1];
 
@@ -149,7 +164,7 @@ function clobberPass(): PassPlan {
     name: "must be skipped",
     shader: "clobber",
     entryPoint: "main",
-    bindings: [tensor(0, "y", "storage", "output", "y", 0, 0)],
+    ...bound([tensor(0, "y", "storage", "output", "y", 0, 0)]),
     workgroups: [0, 1, 1],
   };
 }
@@ -168,12 +183,12 @@ function axpbPlan(n: number, a: number, b: number): Plan {
         name: "y = a*x + b",
         shader: "axpb",
         entryPoint: "main",
-        bindings: [
+        ...bound([
           tensor(0, "x", "read-only-storage", "input", "x", X_OFFSET, 4 * n),
           tensor(1, "y", "storage", "output", "y", 0, 4 * n),
           uniform(2, "params", new Float32Array([a, b])),
           tensor(3, "unused", "read-only-storage", "input", "x", 0, 4),
-        ],
+        ]),
         workgroups: groups(n),
       },
     ],
@@ -193,11 +208,11 @@ function twoStepPlan(n: number, a: number, b: number): Plan {
         name: "t = a*x",
         shader: "twoStep",
         entryPoint: "scale",
-        bindings: [
+        ...bound([
           tensor(0, "x", "read-only-storage", "input", "x", X_OFFSET, 4 * n),
-          { binding: 1, name: "t", type: "storage", resource: { kind: "scratch", scratch: "t", offset: 0, size: 4 * n } },
+          scratchRange(1, "t", "storage", "t", 4 * n),
           uniform(2, "params", params),
-        ],
+        ]),
         workgroups: groups(n),
       },
       clobberPass(),
@@ -206,11 +221,11 @@ function twoStepPlan(n: number, a: number, b: number): Plan {
         name: "y = t + b",
         shader: "twoStep",
         entryPoint: "shift",
-        bindings: [
-          { binding: 0, name: "tIn", type: "read-only-storage", resource: { kind: "scratch", scratch: "t", offset: 0, size: 4 * n } },
+        ...bound([
+          scratchRange(0, "tIn", "read-only-storage", "t", 4 * n),
           tensor(1, "y", "storage", "output", "y", 0, 4 * n),
           uniform(2, "shiftParams", params),
-        ],
+        ]),
         workgroups: groups(n),
       },
     ],
@@ -350,11 +365,11 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
           name: "y = a*x + b in f16",
           shader: "axpbF16",
           entryPoint: "main",
-          bindings: [
+          ...bound([
             tensor(0, "x", "read-only-storage", "input", "x", X_OFFSET, 2 * n),
             tensor(1, "y", "storage", "output", "y", 0, 2 * n),
             uniform(2, "params", params),
-          ],
+          ]),
           workgroups: groups(n),
         },
       ],

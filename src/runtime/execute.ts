@@ -160,14 +160,13 @@ function checkByteRanges(plan: Plan): void {
       );
   }
   for (const pass of plan.passes) {
-    const resources: readonly unknown[] = Array.isArray(pass.resources) ? pass.resources : [];
-    if (resources.length !== pass.bindings.length) {
+    const n = Array.isArray(pass.resources) ? pass.resources.length : "no";
+    if (n !== pass.bindings.length)
       throw new PlanExecutionError(
         plan.kernel,
         pass.id,
-        `the pass has ${pass.bindings.length} bindings and ${Array.isArray(pass.resources) ? resources.length : "no list of"} resources; resources[i] is the resource of bindings[i], one per binding`,
+        `${pass.bindings.length} bindings but ${n} resources; give one per binding (resources[i] for bindings[i])`,
       );
-    }
     pass.bindings.forEach((b, i) => {
       const r = pass.resources[i];
       if (r.kind === "uniform") return;

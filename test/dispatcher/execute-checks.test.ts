@@ -92,14 +92,14 @@ describe("executePlan on hand-built plans", () => {
     const pass = base.passes[0]!;
     for (const [resources, count] of [
       [pass.resources.slice(0, 1), "1"],
-      [undefined, "no list of"],
+      [undefined, "no"],
     ] as const) {
       const { device, cache, touched } = recorder();
       const bad = { ...base, passes: [{ ...pass, resources }] } as unknown as Plan;
       const err = await executePlan(device, cache, bad, {}).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PlanExecutionError);
       expect((err as Error).message).toBe(
-        `K pass "main": the pass has 2 bindings and ${count} resources; resources[i] is the resource of bindings[i], one per binding`,
+        `K pass "main": 2 bindings but ${count} resources; give one per binding (resources[i] for bindings[i])`,
       );
       expect(touched).toEqual([]);
     }

@@ -211,6 +211,11 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
 
 /** Interleaved rounds per (shape, configuration) in the paged and sparse runs (BENCH_ROUNDS). */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+/**
+ * Rounds run first and discarded (BENCH_WARMUP_ROUNDS): the GPU's clocks ramp up after an idle
+ * spell, which made the first round of a short call up to twice as slow as the others.
+ */
+const WARMUP_ROUNDS = Number(process.env.BENCH_WARMUP_ROUNDS ?? 1);
 
 /**
  * Times each configuration's plan of one call in ROUNDS interleaved rounds on the same buffers:
@@ -219,7 +224,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
  */
 async function timeInRounds(configs, call, tensors, setup, label) {
   const results = new Map();
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = -WARMUP_ROUNDS; round < ROUNDS; round++) {
     for (const cfg of configs) {
       let plan;
       try {
@@ -230,6 +235,7 @@ async function timeInRounds(configs, call, tensors, setup, label) {
       }
       const focus = plan.passes.filter((p) => !setup.includes(p.id)).map((p) => p.id);
       const r = await timePlan(plan, cfg.shaders, tensors, focus, 40, cfg.cache);
+      if (round < 0) continue;
       const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
       got.total.push(r.total);
       got.passes.push(r.passes);

@@ -1060,7 +1060,7 @@ function K0A0_d11(o: K0A0): number {
 /** derive "numSplits": memo m12 */
 function K0A0_d12(o: K0A0): number {
   try {
-    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 4096) as number), (Math.max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
+    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 3072) as number), (Math.max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q97);
   }
@@ -2411,7 +2411,7 @@ function K1A0_d26(o: K1A0): number {
 /** derive "sparseSplitCap": memo m27 */
 function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min((32 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= Math.max((1 as number), (Math.min((128 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (64 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }

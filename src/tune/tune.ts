@@ -170,10 +170,13 @@ function tensorBytes(
 }
 
 /** What a measurement depends on: the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
+/** The timing method's version, part of every measurement key: a change of method re-measures. */
+const TIMING_METHOD = "steady-2";
+
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
   const planText = JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v));
   const shaderText = plan.passes.map((p) => shaders.get(p.shader) ?? "").join("\0");
-  return sha256Hex([adapter, planText, shaderText, JSON.stringify(call)].join("\0"));
+  return sha256Hex([TIMING_METHOD, adapter, planText, shaderText, JSON.stringify(call)].join("\0"));
 }
 
 function median(xs: readonly number[]): number {
@@ -587,6 +590,25 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number):
   return out;
 }
 
+/** Milliseconds of back-to-back runs that warm the GPU up before a call's candidates are timed. */
+const WARM_MS = 300;
+/** GPU milliseconds a timed batch of one candidate aims at. */
+const BATCH_MS = 5;
+
+/**
+ * Runs the candidates in turn, submitted back to back (a wait only every 16 runs, so the queue
+ * never drains), until `ms` milliseconds have passed and every candidate has run at least 5 times.
+ */
+async function keepBusy(device: GPUDevice, runnables: readonly Runnable[], tensors: Record<string, GPUBuffer>, ms: number): Promise<void> {
+  const t0 = performance.now();
+  for (let n = 0; n < 5 * runnables.length || performance.now() - t0 < ms; n++) {
+    const r = runnables[n % runnables.length]!;
+    await executePlan(device, r.cache, r.plan, tensors);
+    if (n % 16 === 15) await device.queue.onSubmittedWorkDone();
+  }
+  await device.queue.onSubmittedWorkDone();
+}
+
 /** Warms every candidate up, then times interleaved rounds; stores each median in the cache. */
 async function measure(
   ctx: KernelTuneContext,
@@ -595,24 +617,28 @@ async function measure(
   what: string,
 ): Promise<void> {
   const { device, querySet } = ctx;
-  // Warm-up: create pipelines, then run each until 200 ms of work or 50 executions; size the batch to ~5 ms.
-  const batches: number[] = [];
+  // Warm-up: create each candidate's pipelines (one checked run), then keep the GPU busy with
+  // back-to-back runs (WARM_MS in all, at least 5 runs per candidate) so that its clocks are up;
+  // then size each candidate's batch to about BATCH_MS of GPU time from one timed run. Runs awaited
+  // one by one leave the GPU idle between them: on an H200 that kept the clocks low and made the
+  // times of a short call up to 3x those of a steady stream, which is what a model's decode loop gives.
   for (const [i, r] of runnables.entries()) {
     ctx.progress(`${what}: warming candidate ${i + 1}/${runnables.length}`);
-    const t0 = performance.now();
-    let n = 0;
-    while (n < 50 && performance.now() - t0 < 200) {
-      await executePlan(device, r.cache, r.plan, tensors, { checkErrors: n === 0 });
-      await device.queue.onSubmittedWorkDone();
-      n++;
-    }
-    const perRun = (performance.now() - t0) / n;
-    batches.push(Math.max(1, Math.min(64, Math.round(5 / Math.max(perRun, 1e-3)))));
+    await executePlan(device, r.cache, r.plan, tensors, { checkErrors: true });
+  }
+  await keepBusy(device, runnables, tensors, WARM_MS);
+  const batches: number[] = [];
+  for (const r of runnables) {
+    const perRun = await timeBatch(device, r, tensors, 1, querySet);
+    batches.push(Math.max(1, Math.min(64, Math.round(BATCH_MS / Math.max(perRun, 1e-3)))));
   }
   for (let round = 0; round < ctx.repeats; round++) {
     ctx.progress(`${what}: round ${round + 1}/${ctx.repeats} of ${runnables.length} candidates`);
     for (let k = 0; k < runnables.length; k++) {
       const i = (k + round) % runnables.length;
+      // Back-to-back runs of the candidate just before its timed batch, submitted without waiting:
+      // the GPU goes from them straight into the batch, with its clocks where the warm-up left them.
+      for (let j = 0; j < batches[i]!; j++) await executePlan(device, runnables[i]!.cache, runnables[i]!.plan, tensors);
       runnables[i]!.samples.push(await timeBatch(device, runnables[i]!, tensors, batches[i]!, querySet));
     }
   }

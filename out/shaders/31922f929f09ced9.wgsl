@@ -15,8 +15,8 @@ fn store_output(i: u32, v: vec4<f16>) {
 // merge computes M = max m_i over splits with l_i > 0, w_i = l_i * exp(m_i - M),
 // out = sum w_i o_i / sum w_i. Empty splits (l_i = 0) are skipped; a row with no weight at all
 // writes zeros.
-const NUM_HEADS: u32 = 28u;
-const HEAD_VEC: u32 = 32u;
+const NUM_HEADS: u32 = 32u;
+const HEAD_VEC: u32 = 24u;
 const WG: u32 = 256u;
 const LANES: u32 = 32u;
 const GROUPS: u32 = 8u;
@@ -38,6 +38,13 @@ var<workgroup> red_m: array<f32, WG>;
 var<workgroup> red_num: array<vec4<f32>, WG>;
 var<workgroup> red_den: array<f32, WG>;
 
+// At most ONLINE_MAX splits per row (two per group): each group folds its splits online and the
+// groups combine once (two barriers per channel block); more: the tree of the max first, then the
+// sums (11 barriers with 256 invocations). On an H200 (docs/performance.md) the online form took
+// the merge of 6-16 splits from 11.5-13.8 to 10.2-11.3 us, and the tree form was the faster one
+// with 128 splits (12.3 against 14.7 us).
+const ONLINE_MAX: u32 = 2u * GROUPS;
+
 @compute @workgroup_size(WG, 1, 1)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
@@ -49,6 +56,55 @@ fn main(
   let num_splits = split_count(nwg.z);
   let row = t * NUM_HEADS + h;
   let first = row * num_splits;
+  let g = lane / LANES;
+  let k = lane % LANES;
+  if (num_splits <= ONLINE_MAX) {
+    // Group g folds splits g, g + GROUPS, ... keeping a running max m and sums rescaled to it;
+    // group 0 then combines the groups' (m, num, den) for its channels.
+    for (var c0 = 0u; c0 < HEAD_VEC; c0 += LANES) {
+      let c = c0 + k;
+      var m = NEG_BIG;
+      var num = vec4<f32>(0.0);
+      var den = 0.0;
+      if (c < HEAD_VEC) {
+        for (var i = g; i < num_splits; i += GROUPS) {
+          let st = split_stats(first + i);
+          if (st.y > 0.0) {
+            let mn = max(m, st.x);
+            let a = exp(m - mn);
+            let w = st.y * exp(st.x - mn);
+            den = den * a + w;
+            num = num * a + w * split_out(first + i, c);
+            m = mn;
+          }
+        }
+      }
+      red_m[lane] = m;
+      red_num[lane] = num;
+      red_den[lane] = den;
+      workgroupBarrier();
+      if (g == 0u && c < HEAD_VEC) {
+        var big_m = m;
+        for (var j = 1u; j < GROUPS; j++) {
+          big_m = max(big_m, red_m[j * LANES + k]);
+        }
+        // A group with no weight has m = NEG_BIG and zero sums: its factor is 0 (or 1 when no
+        // group has weight, and then every sum is 0).
+        let a0 = exp(m - big_m);
+        var tn = num * a0;
+        var td = den * a0;
+        for (var j = 1u; j < GROUPS; j++) {
+          let aj = exp(red_m[j * LANES + k] - big_m);
+          tn += red_num[j * LANES + k] * aj;
+          td += red_den[j * LANES + k] * aj;
+        }
+        // Output row t, head h: element t * NUM_HEADS * HEAD_VEC + h * HEAD_VEC + c.
+        store_output(row * HEAD_VEC + c, vec4<f16>(tn * select(0.0, 1.0 / td, td > 0.0)));
+      }
+      workgroupBarrier();
+    }
+    return;
+  }
 
   // M = max m_i over the splits with l_i > 0: each invocation takes splits lane, lane + WG, ...
   var m = NEG_BIG;
@@ -69,8 +125,6 @@ fn main(
   let big_m = red_m[0];
 
   // Group g sums splits g, g + GROUPS, ...; its invocation k takes channel c0 + k.
-  let g = lane / LANES;
-  let k = lane % LANES;
   for (var c0 = 0u; c0 < HEAD_VEC; c0 += LANES) {
     let c = c0 + k;
     var num = vec4<f32>(0.0);

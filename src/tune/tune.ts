@@ -171,7 +171,7 @@ function tensorBytes(
 
 /** What a measurement depends on: the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 /** The timing method's version, part of every measurement key: a change of method re-measures. */
-const TIMING_METHOD = "steady-2";
+const TIMING_METHOD = "steady-3";
 
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
   const planText = JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v));
@@ -595,6 +595,36 @@ const WARM_MS = 300;
 /** GPU milliseconds a timed batch of one candidate aims at. */
 const BATCH_MS = 5;
 
+/** Milliseconds of buffer copies that bring the GPU's clocks up before a call's warm-up. */
+const HEAT_MS = 200;
+
+/**
+ * Keeps the GPU busy with copies between two buffers (64 MiB, or the device's largest buffer if
+ * smaller) for `ms` milliseconds, doubling the copies per submission while one submission takes
+ * under 10 ms. A short kernel's own runs cannot do this: the CPU side of each run (bind groups,
+ * encoding, submit) takes longer than the GPU work, the GPU idles between runs and its clocks stay
+ * low (on an H200 the first call of a tune measured 2x slower than a later one).
+ */
+async function heatGpu(device: GPUDevice, ms: number): Promise<void> {
+  const size = Math.min(64 * 1024 * 1024, device.limits.maxBufferSize) & ~3;
+  const a = device.createBuffer({ size, usage: BufferUsage.COPY_SRC | BufferUsage.COPY_DST });
+  const b = device.createBuffer({ size, usage: BufferUsage.COPY_SRC | BufferUsage.COPY_DST });
+  try {
+    const t0 = performance.now();
+    for (let per = 1; performance.now() - t0 < ms; ) {
+      const t1 = performance.now();
+      const enc = device.createCommandEncoder();
+      for (let i = 0; i < per; i++) enc.copyBufferToBuffer(i % 2 ? b : a, 0, i % 2 ? a : b, 0, size);
+      device.queue.submit([enc.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      if (performance.now() - t1 < 10) per = Math.min(per * 2, 256);
+    }
+  } finally {
+    a.destroy();
+    b.destroy();
+  }
+}
+
 /**
  * Runs the candidates in turn, submitted back to back (a wait only every 16 runs, so the queue
  * never drains), until `ms` milliseconds have passed and every candidate has run at least 5 times.
@@ -617,8 +647,9 @@ async function measure(
   what: string,
 ): Promise<void> {
   const { device, querySet } = ctx;
-  // Warm-up: create each candidate's pipelines (one checked run), then keep the GPU busy with
-  // back-to-back runs (WARM_MS in all, at least 5 runs per candidate) so that its clocks are up;
+  // Warm-up: create each candidate's pipelines (one checked run), heat the GPU with copies
+  // (HEAT_MS), then keep it busy with back-to-back runs (WARM_MS in all, at least 5 runs per
+  // candidate) so that its clocks are up;
   // then size each candidate's batch to about BATCH_MS of GPU time from one timed run. Runs awaited
   // one by one leave the GPU idle between them: on an H200 that kept the clocks low and made the
   // times of a short call up to 3x those of a steady stream, which is what a model's decode loop gives.
@@ -626,6 +657,7 @@ async function measure(
     ctx.progress(`${what}: warming candidate ${i + 1}/${runnables.length}`);
     await executePlan(device, r.cache, r.plan, tensors, { checkErrors: true });
   }
+  await heatGpu(device, HEAT_MS);
   await keepBusy(device, runnables, tensors, WARM_MS);
   const batches: number[] = [];
   for (const r of runnables) {

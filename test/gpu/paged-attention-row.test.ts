@@ -47,6 +47,8 @@ interface RowCase {
   readonly shape: PagedCaseShape;
   /** A fixed batch (past lengths, new tokens); absent: drawn per run. */
   readonly batch?: PagedBatch;
+  /** Pins beyond the file's (e.g. ROW_LOAD_AHEAD 1: K rows loaded one chunk ahead, not two). */
+  readonly pins?: Readonly<Record<string, number>>;
 }
 
 const shape = (
@@ -114,6 +116,22 @@ const CASES: readonly RowCase[] = [
     // The last sequence with new tokens loses every block (its outputs must be zeros); the others keep most.
     batch: { past: [89, 30, 0], newTokens: [5, 1, 7] },
   },
+  // Loads one chunk ahead (ROW_LOAD_AHEAD = 1, the tuner's other choice): several blocks per tile
+  // in split-K decode, and a tile inside a block with 8 heads per KV head in one pass.
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived_splitk",
+    shape: shape(`G4 bs${SMALL_BS} decode, one chunk ahead`, 8, 2, SMALL_BS),
+    batch: { past: [260, 3, 64], newTokens: [1, 1, 1] },
+    pins: { ROW_LOAD_AHEAD: 1 },
+  },
+  {
+    profile: "desktop-48k",
+    variant: "packed_derived",
+    shape: shape("G8 bs32 mixed, one chunk ahead", 8, 1, 32),
+    batch: { past: [70, 0], newTokens: [3, 9] },
+    pins: { ROW_LOAD_AHEAD: 1 },
+  },
 ];
 
 /**
@@ -121,7 +139,7 @@ const CASES: readonly RowCase[] = [
  * split-K with a low key threshold, or one pass with the 32-lane workgroup the row design needs.
  */
 function tunablesFor(c: RowCase): Record<string, number> {
-  const row = { ROW_SUBGROUP_SIZE: W ?? 32, TEST_NO_ROW_FALLBACK: 1 };
+  const row = { ROW_SUBGROUP_SIZE: W ?? 32, TEST_NO_ROW_FALLBACK: 1, ...c.pins };
   return c.variant.endsWith("_splitk") ? { ...row, SPLIT_MIN_KEYS: 8 } : { ...row, MAX_SPLITS: 1, WORKGROUP_SIZE: 32 };
 }
 

@@ -169,6 +169,12 @@ function checkByteRanges(plan: Plan): void {
       );
     pass.bindings.forEach((b, i) => {
       const r = pass.resources[i];
+      if (typeof r !== "object" || r === null)
+        throw new PlanExecutionError(
+          plan.kernel,
+          pass.id,
+          `binding ${b.binding} (${b.name}) has no resource (resources[${i}] is ${String(r)})`,
+        );
       if (r.kind === "uniform") return;
       const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
       for (const [field, n] of [

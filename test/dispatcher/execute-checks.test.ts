@@ -105,6 +105,22 @@ describe("executePlan on hand-built plans", () => {
     }
   });
 
+  it("refuses a hole or a non-object among a pass's resources, before touching the device", async () => {
+    const base = plan(0, 16);
+    const pass = base.passes[0]!;
+    for (const hole of [undefined, null, 7]) {
+      const { device, cache, touched } = recorder();
+      const resources = [pass.resources[0], hole];
+      const bad = { ...base, passes: [{ ...pass, resources }] } as unknown as Plan;
+      const err = await executePlan(device, cache, bad, {}).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(PlanExecutionError);
+      expect((err as Error).message).toBe(
+        `K pass "main": binding ${pass.bindings[1]!.binding} (${pass.bindings[1]!.name}) has no resource (resources[1] is ${String(hole)})`,
+      );
+      expect(touched).toEqual([]);
+    }
+  });
+
   it("lets a well-formed plan through to the device", async () => {
     const { device, cache, touched } = recorder();
     await executePlan(device, cache, plan(0, 16), {}).catch(() => undefined);

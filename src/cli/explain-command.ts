@@ -25,12 +25,22 @@ function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>
     `\ntuned (kernelc.tune.json): ${show(rec.pins)}, measured ${m.date} on ${m.adapter.description || m.adapter.vendor} with kernelc ${m.kernelc} (${m.timer}, ${m.repeats} rounds, ${m.candidates} candidates)`,
   ];
   lines.push(`  winner: ${m.winner.score} ms geomean over ${m.calls.join(", ")} (${m.winner.ms.join(", ")} ms)`);
+  const margin = m.margin ?? 1;
   if (m.runnerUp)
-    lines.push(`  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${(((m.margin ?? 1) - 1) * 100).toFixed(1)}% slower)`);
+    lines.push(
+      margin >= 1
+        ? `  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${((margin - 1) * 100).toFixed(1)}% slower)`
+        : `  runner-up: ${show(m.runnerUp.pins)} at ${m.runnerUp.score} ms (${((1 - margin) * 100).toFixed(1)}% faster as one setting for every call, but its shader setting measured slower with its per-call rule)`,
+    );
   const rule = rec.perCall;
   const overridden = rule ? ruleTunables(rule).filter((t) => Object.hasOwn(configPinned, t)) : [];
   if (rule && overridden.length === 0) {
-    lines.push(`  chosen per call by \`${rule.by}\` (folded into the dispatcher; the single best setting above is not used):`);
+    const kept = Object.keys(rec.pins).filter((t) => !ruleTunables(rule).includes(t));
+    lines.push(
+      kept.length > 0
+        ? `  chosen per call by \`${rule.by}\` (folded into the dispatcher; ${kept.join(", ")} keep${kept.length === 1 ? "s" : ""} the setting above, for every call):`
+        : `  chosen per call by \`${rule.by}\` (folded into the dispatcher; the single best setting above is not used):`,
+    );
     for (const t of ruleTunables(rule)) lines.push(`    ${t} = ${ruleText(rule, t)}`);
     let lower: number | undefined;
     for (const c of rule.cases) {

@@ -89,6 +89,20 @@ export function ruleProblem(k: CheckedKernel, rule: TunedRule): RuleProblem | un
       message: `the rule's key \`${rule.by}\` depends on ${inKey.join(", ")}, which the rule sets`,
       hint: "key the rule on call values",
     };
+  const shaping = shaderShaping(k, names);
+  if (shaping)
+    return {
+      message: `${shaping.names.join(", ")} shape${shaping.names.length === 1 ? "s" : ""} the shader of pass ${shaping.pass} (variant ${shaping.variant}), so it cannot change per call`,
+      hint: `leave ${shaping.names.join(", ")} out of tune.${k.spec.name}.tunables when tuning with \`by\`, or pin it`,
+    };
+  return undefined;
+}
+
+/**
+ * Which of `names` reach shader text (a template reads them, directly or through derive entries,
+ * element types included): the first pass where some do, with those names; undefined when none do.
+ */
+function shaderShaping(k: CheckedKernel, names: readonly string[]): { names: string[]; pass: string; variant: string } | undefined {
   for (const v of k.variants)
     for (const p of v.passes) {
       const env = deriveEnv(k, v, p);
@@ -96,14 +110,21 @@ export function ruleProblem(k: CheckedKernel, rule: TunedRule): RuleProblem | un
       for (const b of p.bindings) if (b.elementType && "derive" in b.elementType) roots.push(b.elementType.derive);
       const reached = tunablesReached(env, roots);
       for (const t of p.reads?.tunables ?? []) reached.add(t);
-      const shaderTunables = names.filter((n) => reached.has(n));
-      if (shaderTunables.length)
-        return {
-          message: `${shaderTunables.join(", ")} shape${shaderTunables.length === 1 ? "s" : ""} the shader of pass ${p.id} (variant ${v.id}), so it cannot change per call`,
-          hint: `leave ${shaderTunables.join(", ")} out of tune.${k.spec.name}.tunables when tuning with \`by\`, or pin it`,
-        };
+      const found = names.filter((n) => reached.has(n));
+      if (found.length) return { names: found, pass: p.id, variant: v.id };
     }
   return undefined;
+}
+
+/** The subset of `names` that reach the shader text of some pass of the kernel (those a per-call rule cannot set). */
+export function shaderTunables(k: CheckedKernel, names: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  let rest = [...names];
+  for (let found = shaderShaping(k, rest); found; found = shaderShaping(k, rest)) {
+    for (const n of found.names) out.add(n);
+    rest = rest.filter((n) => !out.has(n));
+  }
+  return out;
 }
 
 /** The tunables that the derive entries `roots` read, directly or through other entries. */

@@ -25,7 +25,7 @@ import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
-import { findRanges, geomean, ruleProblem } from "../plan/tuned-rule.js";
+import { findRanges, geomean, ruleProblem, shaderTunables, type FoundRange } from "../plan/tuned-rule.js";
 import { requiredLimitsFor, type Profile } from "../plan/profiles.js";
 import type { Manifest } from "../model/plan.js";
 import { compareWithAdapter } from "../runtime/device.js";
@@ -417,9 +417,18 @@ async function tuneKernel(
     );
     return undefined;
   }
+  // With a per-call key, the tunables that reach shader text (a design choice such as a load
+  // distance) are chosen once for the profile; the others may change per call.
+  let ruled: readonly string[] | undefined;
   if (by !== undefined && candidates.length > 1) {
-    // The tunables a per-call rule would set must reach no shader text, and the key must exist.
-    const probe = ruleProblem(baseKernel.model.kernel, { by, cases: [{ upTo: 0, pins: candidates[0]! }, { pins: candidates[0]! }] });
+    const names = Object.keys(candidates[0]!);
+    const shaping = shaderTunables(baseKernel.model.kernel, names);
+    ruled = names.filter((n) => !shaping.has(n));
+    const only = (pins: Readonly<Record<string, number>>) => Object.fromEntries(ruled!.map((n) => [n, pins[n]!]));
+    // The key must exist and not depend on the ruled tunables; with every tunable shaping the
+    // shader, the rule over all of them is refused (the message names them).
+    const rulePins = ruled.length > 0 ? only(candidates[0]!) : candidates[0]!;
+    const probe = ruleProblem(baseKernel.model.kernel, { by, cases: [{ upTo: 0, pins: rulePins }, { pins: rulePins }] });
     if (probe)
       ctx.diagnostics.push(
         makeDiagnostic(
@@ -524,28 +533,68 @@ async function tuneKernel(
   }));
   const order = scored.map((s, i) => [s, i] as const).sort((a, b) => a[0].score - b[0].score || a[1] - b[1]);
   let rule: PerCallRecord | undefined;
+  let winner = order[0]![0];
   const usedKeys = keys && usable.map((c) => keys![c]);
-  if (by !== undefined && usedKeys && usedKeys.every((k): k is number => k !== undefined) && scored.length > 1) {
-    const ranges = findRanges(usedKeys, scored, RULE_TOLERANCE);
-    if (ranges.length > 1)
+  if (by !== undefined && ruled && usedKeys && usedKeys.every((k): k is number => k !== undefined) && scored.length > 1) {
+    const best = bestRule(usedKeys, scored, ruled);
+    winner = best.winner;
+    if (best.ranges.length > 1)
       rule = {
         by,
-        cases: ranges.map((r) => ({
+        cases: best.ranges.map((r) => ({
           ...(r.upTo !== undefined ? { upTo: r.upTo } : {}),
-          pins: scored[r.winner]!.pins,
+          pins: Object.fromEntries(ruled!.map((n) => [n, best.table[r.winner]!.pins[n]!])),
           calls: r.calls.map((c) => usedCalls[c]!.name),
-          ms: r.calls.map((c) => scored[r.winner]!.ms[c]!),
+          ms: r.calls.map((c) => best.table[r.winner]!.ms[c]!),
         })),
       };
   }
+  const runnerUp = order.find(([s]) => s !== winner)?.[0];
   return {
     ...(rule ? { perCall: rule } : {}),
-    winner: order[0]![0],
-    ...(order[1] ? { runnerUp: order[1][0] } : {}),
+    winner,
+    ...(runnerUp ? { runnerUp } : {}),
     table: scored,
     candidates: prepared.length,
     calls: usedCalls.map((c) => c.name),
   };
+}
+
+/**
+ * The per-call choice: candidates grouped by their values of the tunables a rule cannot set (those
+ * that shape the shader: one group when there are none), each group cut into ranges of the key
+ * (findRanges), and the group whose ranges' winners give the lowest geometric mean over the calls.
+ * Returns that group's candidates (`table`), its ranges (winners index `table`) and its best single
+ * setting (`winner`: the record's pins, which carry the group's shader-shaping values).
+ */
+export function bestRule(
+  keys: readonly number[],
+  scored: readonly Score[],
+  ruled: readonly string[],
+): { table: Score[]; ranges: FoundRange[]; winner: Score } {
+  const groups = new Map<string, Score[]>();
+  for (const s of scored) {
+    const id = JSON.stringify(
+      Object.keys(s.pins)
+        .filter((n) => !ruled.includes(n))
+        .sort()
+        .map((n) => [n, s.pins[n]]),
+    );
+    const g = groups.get(id);
+    if (g) g.push(s);
+    else groups.set(id, [s]);
+  }
+  let best: { table: Score[]; ranges: FoundRange[]; winner: Score; score: number } | undefined;
+  for (const table of groups.values()) {
+    const ranges = findRanges(keys, table, RULE_TOLERANCE);
+    const perCall = keys.map((_, c) => table[ranges.find((r) => r.calls.includes(c))!.winner]!.ms[c]!);
+    const score = geomean(perCall);
+    if (!best || score < best.score) {
+      const winner = [...table].sort((a, b) => a.score - b.score)[0]!;
+      best = { table, ranges, winner, score };
+    }
+  }
+  return best!;
 }
 
 /**
@@ -611,7 +660,7 @@ async function heatGpu(device: GPUDevice, ms: number): Promise<void> {
   const b = device.createBuffer({ size, usage: BufferUsage.COPY_SRC | BufferUsage.COPY_DST });
   try {
     const t0 = performance.now();
-    for (let per = 1; performance.now() - t0 < ms; ) {
+    for (let per = 1; performance.now() - t0 < ms;) {
       const t1 = performance.now();
       const enc = device.createCommandEncoder();
       for (let i = 0; i < per; i++) enc.copyBufferToBuffer(i % 2 ? b : a, 0, i % 2 ? a : b, 0, size);

@@ -169,6 +169,61 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     }
   });
 
+  it("with a per-call key, chooses a shader-shaping tunable once and rules the others per call", async () => {
+    // A tunable that reaches no shader text: OVER multiplies the workgroups dispatched (the extra
+    // ones find nothing to do), so it may change per call; WG shapes the shader.
+    const specFile = path.join(dir, "specs/Axpby.json");
+    const specBefore = fs.readFileSync(specFile, "utf8");
+    const tuneBefore = fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8");
+    const spec = JSON.parse(specBefore) as {
+      tunables: Record<string, unknown>;
+      derive: Record<string, string>;
+      variants: { passes: { dispatch: { x: string } }[] }[];
+    };
+    spec.tunables.OVER = { default: 1 };
+    spec.derive.dispatchFits = "groups * tunables.OVER <= min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+    for (const v of spec.variants) for (const p of v.passes) p.dispatch.x = "groups * tunables.OVER";
+    fs.writeFileSync(specFile, JSON.stringify(spec, null, 2));
+    const config = JSON.parse(tuneConfig()) as { tune: { Axpby: Record<string, unknown> } };
+    config.tune.Axpby.by = "n";
+    config.tune.Axpby.tunables = { WG: [64, 256], OVER: [1, 2] };
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    try {
+      const r = await run(dir, "tune", "--profile", PROFILE);
+      expect(r.stderr).not.toMatch(/error\[/);
+      expect(r.code).toBe(0);
+      const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8")) as {
+        profiles: Record<
+          string,
+          {
+            Axpby: {
+              pins: Record<string, number>;
+              perCall?: { cases: { pins: Record<string, number> }[] };
+              measured: { table: { pins: Record<string, number>; ms: number[] }[] };
+            };
+          }
+        >;
+      };
+      const rec = tune.profiles[PROFILE]!.Axpby;
+      expect(rec.measured.table).toHaveLength(4);
+      expect([64, 256]).toContain(rec.pins.WG);
+      expect([1, 2]).toContain(rec.pins.OVER);
+      // The rule (when the calls' timings call for one) sets OVER only; WG comes from the pins.
+      for (const c of rec.perCall?.cases ?? []) expect(Object.keys(c.pins)).toEqual(["OVER"]);
+      const b = await run(dir, "build");
+      expect(b.stderr).not.toMatch(/error\[|warning\[/);
+      expect(b.code).toBe(0);
+      const e = await run(dir, "explain", "Axpby", "--profile", PROFILE);
+      expect(e.code).toBe(0);
+      expect(e.stdout).toContain(`tuned (kernelc.tune.json): `);
+      expect(e.stdout).toContain(`WG=${rec.pins.WG}`);
+    } finally {
+      fs.writeFileSync(specFile, specBefore);
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+      fs.writeFileSync(path.join(dir, "kernelc.tune.json"), tuneBefore);
+    }
+  });
+
   it("refuses to build from a tune file it did not write", async () => {
     const file = path.join(dir, "kernelc.tune.json");
     const good = fs.readFileSync(file, "utf8");

@@ -5,10 +5,12 @@
  * (executePlan), and returns the tune file with the winners and their provenance.
  *
  * Method: each call shape's tensors are filled once and shared by every candidate; each candidate
- * is compiled with its pins, planned (the interpreter), its pipelines created, and run until its
- * clocks are warm; then rounds interleave the candidates (the order rotates every round) and each
- * round times a batch of executions with timestamp queries (or the wall clock, with a warning, on
- * an adapter without them). A candidate's time on a call is the median over rounds; its score is
+ * is compiled with its pins, planned (the interpreter) and its pipelines created; the GPU is heated
+ * with buffer copies and then kept busy with the candidates' runs back to back, so that its clocks
+ * are up; then rounds interleave the candidates (the order rotates every round) and each round
+ * times a batch of executions, submitted right after a batch of untimed ones, with timestamp
+ * queries (or the wall clock, with a warning, on an adapter without them). With a per-call key
+ * (`by`), tunables that shape the shader are chosen once and the others per call (bestRule). A candidate's time on a call is the median over rounds; its score is
  * the geometric mean over the calls. Measurements are cached by what determines them (adapter,
  * shader text, plan, call), so a re-run measures only what changed and an interrupted run loses
  * nothing already measured.
@@ -169,10 +171,10 @@ function tensorBytes(
   return new Uint8Array(buf);
 }
 
-/** What a measurement depends on: the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 /** The timing method's version, part of every measurement key: a change of method re-measures. */
 const TIMING_METHOD = "steady-3";
 
+/** What a measurement depends on: the timing method, the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
   const planText = JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v));
   const shaderText = plan.passes.map((p) => shaders.get(p.shader) ?? "").join("\0");

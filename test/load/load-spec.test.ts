@@ -46,7 +46,8 @@ describe("loadSpecFile on the seed", () => {
       ["T", ["float16"]],
       ["S", ["int32"]],
     ]);
-    expect(spec.tunables).toHaveLength(7);
+    expect(spec.tunables).toHaveLength(8);
+    expect(spec.tunables.map((t) => t.name)).toContain("ROW_LOAD_AHEAD");
     expect(spec.derive).toHaveLength(Object.keys(JSON.parse(SEED).derive).length);
     expect(spec.when.map((w) => w.text)).toEqual(["pagedContractOk", "dispatchFits"]);
     expect(spec.bindings).toHaveLength(14);

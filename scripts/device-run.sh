@@ -8,6 +8,8 @@
 #   packed - bench/gpu/attention.mjs with BENCH_PROFILE=desktop-48k: the same shapes with f16 packed in
 #            u32 pairs (a device without shader-f16), for the packed-versus-native table; $OUT/bench-packed.json
 #   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
+#   ahead  - the paged bench on the four large decode shapes: the configured tunables against
+#            ROW_LOAD_AHEAD = 1, alone and with 4096 target workgroups; $OUT/bench-ahead.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -34,6 +36,9 @@ for what in "${steps[@]}"; do
     torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
            python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
     features) VK_DRIVER_FILES=$KERNELC_VK_ICD node bench/gpu/subgroup-matrix.mjs 2>&1 | grep -v "^Warning" | tee "$OUT/features.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, torch, tune, features)"; exit 2 ;;
+    ahead) BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 \
+           BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
+           node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead.log" ;;
+    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead)"; exit 2 ;;
   esac
 done

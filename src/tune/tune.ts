@@ -426,10 +426,9 @@ async function tuneKernel(
     const names = Object.keys(candidates[0]!);
     const shaping = shaderTunables(baseKernel.model.kernel, names);
     ruled = names.filter((n) => !shaping.has(n));
-    const only = (pins: Readonly<Record<string, number>>) => Object.fromEntries(ruled!.map((n) => [n, pins[n]!]));
     // The key must exist and not depend on the ruled tunables; with every tunable shaping the
     // shader, the rule over all of them is refused (the message names them).
-    const rulePins = ruled.length > 0 ? only(candidates[0]!) : candidates[0]!;
+    const rulePins = ruled.length > 0 ? pinsOf(candidates[0]!, ruled) : candidates[0]!;
     const probe = ruleProblem(baseKernel.model.kernel, { by, cases: [{ upTo: 0, pins: rulePins }, { pins: rulePins }] });
     if (probe)
       ctx.diagnostics.push(
@@ -545,7 +544,7 @@ async function tuneKernel(
         by,
         cases: best.ranges.map((r) => ({
           ...(r.upTo !== undefined ? { upTo: r.upTo } : {}),
-          pins: Object.fromEntries(ruled!.map((n) => [n, best.table[r.winner]!.pins[n]!])),
+          pins: pinsOf(best.table[r.winner]!.pins, ruled!),
           calls: r.calls.map((c) => usedCalls[c]!.name),
           ms: r.calls.map((c) => best.table[r.winner]!.ms[c]!),
         })),
@@ -560,6 +559,11 @@ async function tuneKernel(
     candidates: prepared.length,
     calls: usedCalls.map((c) => c.name),
   };
+}
+
+/** The values of `names` in a candidate's pins. */
+function pinsOf(pins: Readonly<Record<string, number>>, names: readonly string[]): Record<string, number> {
+  return Object.fromEntries(names.map((n) => [n, pins[n]!]));
 }
 
 /**

@@ -15,7 +15,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
-import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
+import { compileForCalls, explained, type CompiledPlanner } from "../support/compiled-plan.js";
 import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import {
@@ -159,14 +159,6 @@ function plannerFor(c: RowCase): Promise<CompiledPlanner> {
   return p;
 }
 
-/** The design each attention shader of a build has (the explain table of its kernels.json). */
-function designOf(compiled: CompiledPlanner, profile: string, shaderId: string): unknown {
-  const manifest = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!) as {
-    kernels: Record<string, { explain?: Record<string, { pagedDesign?: string }> }>;
-  };
-  return manifest.kernels.PagedAttention.explain?.[shaderId]?.pagedDesign;
-}
-
 // An adapter whose subgroups the design cannot use fails the run under CI=true (the path the
 // desktop profiles ship must run numerically); elsewhere the file says why its cases do not run.
 requireRowWidth(device, "the row design's GPU cases");
@@ -195,7 +187,7 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
       const plan = compiled.plan(data.call);
       expect(plan.variant, data.summary).toBe(c.variant);
       const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
-      expect(designOf(compiled, c.profile, attention.shader), `pass ${attention.id}`).toBe("row");
+      expect(explained(compiled, c.profile, "PagedAttention", attention.shader, "pagedDesign"), `pass ${attention.id}`).toBe("row");
       const text = compiled.shaders[attention.shader];
       expect(text, "the shader is the row design's build for the adapter's width, without its fallback").toContain(
         "not_rows(wid, nwg, lane);",

@@ -15,7 +15,7 @@
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
 import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
-import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
+import { compileForCalls, explained, type CompiledPlanner } from "../support/compiled-plan.js";
 import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import { ATTENTION_TOL } from "../support/paged-cases.js";
@@ -153,14 +153,6 @@ function plannerFor(r: RowCase): Promise<CompiledPlanner> {
   return p;
 }
 
-/** The design of an attention shader (the explain table of its kernels.json). */
-function designOf(compiled: CompiledPlanner, profile: string, shaderId: string): unknown {
-  const manifest = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!) as {
-    kernels: Record<string, { explain?: Record<string, { sparseDesign?: string }> }>;
-  };
-  return manifest.kernels.SparseAttention.explain?.[shaderId]?.sparseDesign;
-}
-
 requireRowWidth(device, "the sparse row design's GPU cases");
 
 let runner: PagedPlanRunner | undefined;
@@ -183,7 +175,7 @@ describe.runIf(device && W !== undefined)("SparseAttention's row design, execute
       const variant = `${c.packed ? "packed" : "separate"}${c.rotary === "off" ? "" : "_rotary"}${r.mode === "splitk" ? "_splitk" : ""}`;
       expect(plan.variant).toBe(variant);
       const attention = plan.passes.find((p) => p.id === "attend" || p.id === "split_attend")!;
-      expect(designOf(compiled, r.profile, attention.shader), `pass ${attention.id}`).toBe("row");
+      expect(explained(compiled, r.profile, "SparseAttention", attention.shader, "sparseDesign"), `pass ${attention.id}`).toBe("row");
       const text = compiled.shaders[attention.shader];
       expect(text, "the row design's build for the adapter's width, without its fallback").toContain("not_rows(wid, ");
       expect(text).not.toContain("attend_key_per_lane(wid, ");

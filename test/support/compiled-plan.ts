@@ -88,3 +88,14 @@ export async function compileForCalls(
   for (const [rel, text] of build.files) if (rel.startsWith("shaders/")) shaders[rel.slice(8, -5)] = text;
   return { plan: (call) => planners[kernel](call), shaders, build };
 }
+
+/**
+ * A derive value a build recorded for one of its shaders (the explain table of the profile's
+ * kernels.json), e.g. which design a template rendered: `explained(c, "desktop-32k", "PagedAttention", id, "pagedDesign")`.
+ */
+export function explained(compiled: CompiledPlanner, profile: string, kernel: string, shaderId: string, name: string): unknown {
+  const manifest = JSON.parse(compiled.build.files.get(`${profile}/kernels.json`)!) as {
+    kernels: Record<string, { explain?: Record<string, Record<string, unknown>> }>;
+  };
+  return manifest.kernels[kernel]?.explain?.[shaderId]?.[name];
+}

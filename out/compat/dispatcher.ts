@@ -762,7 +762,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q27, $q29];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "9bcfec3c9f7ea366" : undefined) : a0 === 32 ? (a1 === 128 ? "2e80c747ae930dbd" : a1 === 96 ? "e92e4865430f002b" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "f051d8571c0ddf53" : undefined) : a0 === 32 ? (a1 === 128 ? "685cba28b8d3d6c9" : a1 === 96 ? "17d2bae94a44953e" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
 const K0A0V14: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
@@ -1908,7 +1908,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q27, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "18587e96fa399ead" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "03cbb93c238d82ab" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);

@@ -762,7 +762,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q27, $q29];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "7923479827950a5e" : undefined) : a0 === 32 ? (a1 === 128 ? "d2f2f6f98f166105" : a1 === 96 ? "31922f929f09ced9" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "7af4c6dd4ef3c47b" : undefined) : a0 === 32 ? (a1 === 128 ? "6191742b6f40bbca" : a1 === 96 ? "c8e8ef98db886bfa" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q25;
 const K0A0V14: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
@@ -1908,7 +1908,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q27, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "6184422649c28432" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "0d9ab25f01509d47" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);

@@ -244,4 +244,39 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
       }, 300_000);
     }
   }
+
+  // More splits than the merge's workgroup (at most 256 invocations, pagedMergeWg): its tree form
+  // takes the splits' weights in two chunks. 400 splits of 16 keys over 4701 visible keys: 294
+  // hold keys, 106 are empty; a flat softmax so that every split weighs in the output.
+  test("mobile-1024-f16: separate_derived_splitk: 400 splits, more than the merge workgroup", async () => {
+    const shape: PagedCaseShape = {
+      name: "G8 H64 bs16 400 splits",
+      numHeads: 8,
+      kvNumHeads: 1,
+      headSize: 64,
+      blockSize: 16,
+      batch: 1,
+      maxPast: 4700,
+      maxNew: 1,
+      qkAmplitude: 0.05,
+    };
+    const c = makePagedCase(shape, false, false, rng(SEED + 31), { past: [4700], newTokens: [1] });
+    const compiled = await compileForCalls("PagedAttention", [c.call], "mobile-1024-f16", {
+      SPLIT_MIN_KEYS: 8,
+      MAX_SPLITS: 400,
+      SPLIT_TARGET_WORKGROUPS: 4096,
+    });
+    const plan = compiled.plan(c.call);
+    expect(plan.variant).toBe("separate_derived_splitk");
+    expect(plan.passes.find((p) => p.id === "split_attention")?.workgroups[2]).toBe(400);
+    const got = await runPlan(plan, compiled.shaders, pagedCaseTensors(c));
+    const ref = pagedCaseReference(shape, c);
+    const out = new Uint16Array(got.outputT);
+    let maxRatio = 0;
+    for (let k = 0; k < ref.output.length; k++) {
+      const ratio = Math.abs(f16ToF32(out[k]) - ref.output[k]) / (TOL + TOL * Math.abs(ref.output[k]));
+      maxRatio = Number.isNaN(ratio) ? Infinity : Math.max(maxRatio, ratio);
+    }
+    expect(maxRatio, `seed ${SEED}, ${c.summary}`).toBeLessThanOrEqual(1);
+  }, 300_000);
 });

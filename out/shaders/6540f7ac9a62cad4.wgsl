@@ -14,10 +14,10 @@ fn store_output(i: u32, v: vec4<f32>) {
 // out = sum w_i o_i / sum w_i. Empty splits (l_i = 0) are skipped; a row with no weight at all
 // writes zeros.
 const NUM_HEADS: u32 = 32u;
-const HEAD_VEC: u32 = 24u;
-const WG: u32 = 128u;
+const HEAD_VEC: u32 = 32u;
+const WG: u32 = 256u;
 const LANES: u32 = 32u;
-const GROUPS: u32 = 4u;
+const GROUPS: u32 = 8u;
 // Finite stand-in for -infinity: exp(NEG_BIG - m) is 0 and never NaN.
 const NEG_BIG: f32 = -3.0e38;
 fn split_count(token_count: u32) -> u32 {
@@ -122,18 +122,33 @@ fn main(
   }
   let big_m = red_m[0];
 
-  // Group g sums splits g, g + GROUPS, ...; its invocation k takes channel c0 + k.
+  // Group g sums splits g, g + GROUPS, ...; its invocation k takes channel c0 + k. The splits go
+  // in chunks of WG: invocation i computes split base + i's weight w = l * exp(m - M) (0 for an
+  // empty split) into red_m, so the sums read weights from workgroup memory and no partial load
+  // waits on a statistic's load and branch.
   for (var c0 = 0u; c0 < HEAD_VEC; c0 += LANES) {
     let c = c0 + k;
     var num = vec4<f32>(0.0);
     var den = 0.0;
-    if (c < HEAD_VEC) {
-      for (var i = g; i < num_splits; i += GROUPS) {
-        let st = split_stats(first + i);
+    for (var base = 0u; base < num_splits; base += WG) {
+      // Every invocation has read M (the first chunk) or the previous chunk's weights.
+      workgroupBarrier();
+      var w = 0.0;
+      if (base + lane < num_splits) {
+        let st = split_stats(first + base + lane);
         if (st.y > 0.0) {
-          let w = st.y * exp(st.x - big_m);
-          den += w;
-          num += w * split_out(first + i, c);
+          w = st.y * exp(st.x - big_m);
+        }
+      }
+      red_m[lane] = w;
+      workgroupBarrier();
+      if (c < HEAD_VEC) {
+        let count = min(num_splits - base, WG);
+        for (var i = g; i < count; i += GROUPS) {
+          let wi = red_m[i];
+          // An empty split's partial is never read into the sums (w = 0 selects it away).
+          num += select(vec4<f32>(0.0), wi * split_out(first + base + i, c), wi != 0.0);
+          den += wi;
         }
       }
     }

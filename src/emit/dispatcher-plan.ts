@@ -471,7 +471,10 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
   if (!conditional) lines.push(`    const shapes = { ${entries.join(", ")} };`);
 }
 
-/** Generates one dtype assignment's class: its plan() method and everything it calls. */
+/**
+ * Generates one dtype assignment's context type and functions (its plan() and everything it calls),
+ * and the expression that makes its context (an object literal of plan0's locals).
+ */
 export function generateAssignment(
   model: KernelModel,
   a: AssignmentModel,
@@ -479,7 +482,7 @@ export function generateAssignment(
   call: ValidatedCall,
   consts: string[],
   values: Map<string, string> = new Map(),
-): string {
+): { text: string; context: string } {
   const k = model.kernel;
   const name = k.spec.name;
 
@@ -577,5 +580,5 @@ export function generateAssignment(
     );
   }
   g.method(`plan()${ty(": Plan")}`, lines.join("\n"));
-  return g.classText(cls);
+  return { text: g.classText(cls), context: g.contextLiteral() };
 }

@@ -201,18 +201,14 @@ export function generateKernel(
   }
   // The class of the call's dtype assignment plans it.
   const classes: string[] = [];
-  const args = [
-    ...[...tensors.values()].map((s) => `t${s.index}`),
-    ...[...aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`),
-    ...spec.attributes.map((_, i) => `a${i}`),
-  ].join(", ");
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, call, consts, values));
+    const gen = generateAssignment(model, a, cls, call, consts, values);
+    classes.push(gen.text);
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
       .join(" && ");
-    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(new ${cls}(${args}));`);
+    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(${gen.context});`);
   });
   const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
   w.line(

@@ -342,9 +342,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
         const memo = `q${slot.index}${b.buffer === "uniform" ? "u" : ""}`;
         const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => {
           g.field(memo, "BindingResource");
-          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)}));\n  }`;
+          const lim = cx.konst(`[${max}, ${q(limit)}, ${sc(name)}]`, "readonly [number, string, string]");
+          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${lim}));\n  }`;
         });
-        body.push(`    const ${r} = this.${method}();`);
+        // The memo is read in place: a pass after the first that binds the tensor calls nothing.
+        body.push(`    const ${r} = this.${memo} ?? this.${method}();`);
       }
       return r;
     };

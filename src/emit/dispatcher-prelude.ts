@@ -93,18 +93,19 @@ const HELPERS = marks(String.raw`«type V = number | boolean | string | readonly
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
-function $own(o«: object», k«: string»)«: unknown» {
-  return $hasOwn.call(o, k) ? (o« as Bag»)[k] : undefined;
-}
 /** The call itself: an object, else an invalid_call error. */
 function $call(c«: unknown», kernel«: string»)«: object» {
   if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
-/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+/**
+ * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
+ * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
+ * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
+ * and go megamorphic).
+ */
 function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefined» {
-  const v = $own(c, k);
+  const v = $hasOwn.call(c, k) ? (k === "inputs" ? (c« as Call»).inputs : k === "outputs" ? (c« as Call»).outputs : (c« as Bag»)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
   return v« as Bag»;
@@ -517,10 +518,13 @@ function $evalIn(e«: unknown», prefix«: string», whats«: readonly string[]�
   if (st > 0 && e instanceof EvalFailure) $fail("eval", prefix + ": " + whats[st - 1] + " failed: " + e.message);
   throw e;
 }
-/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
-function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», max«: number», kernel«: string», limit«: string»)«: BindingResource» {
+/**
+ * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
+ * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ */
+function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», lim«: readonly [number, string, string]»)«: BindingResource» {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  if (!(size <= lim[0])) $fail("eval", lim[2] + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + lim[1] + " (" + lim[0] + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 `);

@@ -323,6 +323,20 @@ type Bag = Readonly<Record<string, unknown>>;
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
+/**
+ * Math and Number functions the generated code calls, read once when the module loads: a call of
+ * $floor(x) is shorter minified than Math.floor(x) and skips a property read; V8 optimizes it as
+ * the same builtin (its call site's target).
+ */
+const $floor = Math.floor;
+/** Math.min, read once (see $floor). */
+const $min = Math.min;
+/** Math.max, read once (see $floor). */
+const $max = Math.max;
+/** Number.isSafeInteger, read once (see $floor). */
+const $isSafe = Number.isSafeInteger;
+/** Number.isInteger, read once (see $floor). */
+const $isInt = Number.isInteger;
 /** The call itself: an object, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
   if (typeof c !== "object" || c === null) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
@@ -370,7 +384,7 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d as number;
   }
   if (!ok) $badTensor(kernel, what, id, $q5 + $show(shape) + "; dimensions must be non-negative integers");
@@ -404,7 +418,7 @@ function $rank(t: TensorDesc, rank: number, kernel: string, what: string, id: st
 }
 /** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
 function $num(v: unknown, int: boolean, kernel: string, name: string): void {
-  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
+  if (v !== undefined && !(typeof v === "number" && (int ? $isInt(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
@@ -426,29 +440,29 @@ function $overflow(v: number): never {
   return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
 }
 function $chk(v: number): number {
-  return Number.isSafeInteger(v) ? v : $overflow(v);
+  return $isSafe(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
-  return Number.isInteger(a) && Number.isInteger(b);
+  return $isInt(a) && $isInt(b);
 }
 /** a + b, failing on integer overflow when both are integers (number-typed operands). */
 function $addN(a: number, b: number): number {
   const r = a + b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a - b, failing on integer overflow when both are integers (number-typed operands). */
 function $subN(a: number, b: number): number {
   const r = a - b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a * b, failing on integer overflow when both are integers (number-typed operands). */
 function $mulN(a: number, b: number): number {
   const r = a * b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
   if (b === 0) $err("integer division by zero (" + a + $q12);
-  return $chk(Math.floor(a / b));
+  return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
   if (b === 0) $err($q13 + a + $q14);
@@ -472,12 +486,12 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q15 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q15 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
-  return $chk(-Math.floor(-a / b));
+  return $chk(-$floor(-a / b));
 }
 function $pow2ceil(n: number): number {
   if (n <= 1) return 1;
@@ -592,7 +606,7 @@ function $dimT(t: TensorDesc | null, ax: number, id: string): number {
   if (t === null) $err($q22 + id + ", " + ax + "): tensor \u0060" + id + $q17);
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q22 + id + ", " + ax + $q15 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q22 + id + ", " + ax + $q15 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -613,7 +627,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   const a = v as unknown[];
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
+  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
   if (!ok) $fail($q20, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
@@ -645,7 +659,7 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
   const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -655,7 +669,7 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+  if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
     $fail($q20, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
@@ -1015,7 +1029,7 @@ function K0A0_d9(o: K0A0): number {
 /** derive "pagedSplitCap": memo m10 */
 function K0A0_d10(o: K0A0): number {
   try {
-    return (o.m10 ??= Math.max((1 as number), (Math.min((32 as number), ($chk(Math.floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
+    return (o.m10 ??= $max((1 as number), ($min((32 as number), ($chk($floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedSplitCap");
   }
@@ -1031,7 +1045,7 @@ function K0A0_d11(o: K0A0): number {
 /** derive "numSplits": memo m12 */
 function K0A0_d12(o: K0A0): number {
   try {
-    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((2048 as number), (Math.max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
+    return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((2048 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q90);
   }
@@ -1044,7 +1058,7 @@ function K0A0_d13(o: K0A0): boolean {
 /** derive "headVec": memo m14 */
 function K0A0_d14(o: K0A0): number {
   try {
-    return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
+    return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
     throw $wrap(e, $q91);
   }
@@ -1068,14 +1082,14 @@ function K0A0_d16(o: K0A0): number {
 /** derive "pagedSplitWg": memo m17 */
 function K0A0_d17(o: K0A0): number {
   try {
-    return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+    return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q94);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
 function K0A0_d18(o: K0A0): number {
-  return (o.m18 ??= Math.max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
+  return (o.m18 ??= $max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
 }
 /** derive "pagedSplitFits": memo m19 */
 function K0A0_d19(o: K0A0): boolean {
@@ -1109,7 +1123,7 @@ function K0A0_w2(o: K0A0): string {
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
-    return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q105);
   }
@@ -1223,10 +1237,10 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b7, 0, r0, pp, $q128);
     $u32(b7, 4, r1, pp, $q129);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q130, $q131, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
@@ -1323,10 +1337,10 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     const b5 = new Uint8Array(16);
     $u32(b5, 0, r0, pp, $q129);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q130, $q131, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
@@ -1403,10 +1417,10 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     $u32(b6, 0, r0, pp, $q128);
     $u32(b6, 4, r1, pp, $q129);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
     return $pass($q130, $q131, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
@@ -1451,10 +1465,10 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const b4 = new Uint8Array(16);
     $u32(b4, 0, r0, pp, $q129);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
     return $pass($q130, $q131, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
@@ -1505,7 +1519,7 @@ function K0A0_d28(o: K0A0): number {
 /** derive "pagedAttnWgBudget": memo m29 */
 function K0A0_d29(o: K0A0): number {
   try {
-    return (o.m29 ??= $divN(($chk(Math.floor(($subN(8192 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+    return (o.m29 ??= $divN(($chk($floor(($subN(8192 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedAttnWgBudget");
   }
@@ -1513,7 +1527,7 @@ function K0A0_d29(o: K0A0): number {
 /** derive "pagedAttnWg": memo m30 */
 function K0A0_d30(o: K0A0): number {
   try {
-    return (o.m30 ??= Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
+    return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q143);
   }
@@ -2225,14 +2239,14 @@ function K1A0_d19(o: K1A0): number {
 /** derive "dispatchFits": memo m20 */
 function K1A0_d20(o: K1A0): boolean {
   try {
-    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (1024 as number))));
+    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (1024 as number))));
   } catch (e) {
     throw $wrap(e, $q89);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q85, $q86]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q28, () => o.a1, $q85, $q86]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q65, () => o.s0[0], $q85, $q86]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q101, $q88]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q101, $q88])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q85, $q86]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q28, () => o.a1, $q85, $q86]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q65, () => o.s0[0], $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q101, $q88]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q101, $q88])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2305,7 +2319,7 @@ function K1A0_w4(o: K1A0): string {
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
-    return (o.m23 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q105);
   }
@@ -2341,7 +2355,7 @@ function K1A0_w5(o: K1A0): string {
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
@@ -2349,7 +2363,7 @@ function K1A0_d26(o: K1A0): number {
 /** derive "sparseSplitCap": memo m27 */
 function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
@@ -2365,7 +2379,7 @@ function K1A0_d28(o: K1A0): number {
 /** derive "numSplits": memo m29 */
 function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
+    return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q90);
   }
@@ -2381,14 +2395,14 @@ function K1A0_d30(o: K1A0): number {
 /** derive "sparseMergeLanes": memo m31 */
 function K1A0_d31(o: K1A0): number {
   try {
-    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m31 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
 /** derive "sparseMergeWg": memo m32 */
 function K1A0_d32(o: K1A0): number {
-  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
+  return (o.m32 ??= $max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
 }
 /** derive "sparseSplitFits": memo m33 */
 function K1A0_d33(o: K1A0): boolean {
@@ -2466,10 +2480,10 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     $u32(b7, 0, o.s0[1], pp, $q225);
     $u32(b7, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass($q226, $q227, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
@@ -2490,10 +2504,10 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     $u32(b6, 0, o.s0[1], pp, $q225);
     $u32(b6, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
   } catch (e) {
@@ -2609,10 +2623,10 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     $u32(b5, 0, o.s0[1], pp, $q225);
     $u32(b5, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass($q226, $q227, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
@@ -2723,10 +2737,10 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     $u32(b8, 0, o.s0[1], pp, $q225);
     $u32(b8, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass($q226, $q227, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
@@ -2780,10 +2794,10 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     $u32(b6, 0, o.s0[1], pp, $q225);
     $u32(b6, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass($q226, $q227, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {

@@ -404,7 +404,7 @@ export class AssignmentGen {
             const r = this.temp();
             return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
           }
-          return { code: this.safe(`Math.floor(${a} / ${b})`) };
+          return { code: this.safe(`$floor(${a} / ${b})`) };
         }
         const table: Record<string, Record<string, string>> = {
           "+": { F: `(${a} + ${b})` },
@@ -478,13 +478,13 @@ export class AssignmentGen {
       }
       case "min":
       case "max":
-        return `Math.${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
+        return `$${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
       case "floor":
-        return `$chk(Math.floor(${n(0)}))`;
+        return `$chk($floor(${n(0)}))`;
       case "ceilDiv": {
         const divisor = this.expr(x.args[1], e, src).value;
         // By a constant other than zero, in place (as for the division operators).
-        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-Math.floor(-${n(0)} / ${n(1)})`);
+        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-$floor(-${n(0)} / ${n(1)})`);
         return `$ceilDiv(${n(0)}, ${n(1)})`;
       }
       case "pow2ceil":

@@ -93,6 +93,20 @@ const HELPERS = marks(String.raw`«type V = number | boolean | string | readonly
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
+/**
+ * Math and Number functions the generated code calls, read once when the module loads: a call of
+ * $floor(x) is shorter minified than Math.floor(x) and skips a property read; V8 optimizes it as
+ * the same builtin (its call site's target).
+ */
+const $floor = Math.floor;
+/** Math.min, read once (see $floor). */
+const $min = Math.min;
+/** Math.max, read once (see $floor). */
+const $max = Math.max;
+/** Number.isSafeInteger, read once (see $floor). */
+const $isSafe = Number.isSafeInteger;
+/** Number.isInteger, read once (see $floor). */
+const $isInt = Number.isInteger;
 /** The call itself: an object, else an invalid_call error. */
 function $call(c«: unknown», kernel«: string»)«: object» {
   if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
@@ -140,7 +154,7 @@ function $td(v«: unknown», kernel«: string», what«: string», id«: string�
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d« as number»;
   }
   if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
@@ -174,7 +188,7 @@ function $rank(t«: TensorDesc», rank«: number», kernel«: string», what«: 
 }
 /** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
 function $num(v«: unknown», int«: boolean», kernel«: string», name«: string»)«: void» {
-  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
+  if (v !== undefined && !(typeof v === "number" && (int ? $isInt(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel«: string», name«: string», want«: string», v«: unknown»)«: never» {
@@ -202,29 +216,29 @@ function $overflow(v«: number»)«: never» {
   return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
 }
 function $chk(v«: number»)«: number» {
-  return Number.isSafeInteger(v) ? v : $overflow(v);
+  return $isSafe(v) ? v : $overflow(v);
 }
 function $isI(a«: number», b«: number»)«: boolean» {
-  return Number.isInteger(a) && Number.isInteger(b);
+  return $isInt(a) && $isInt(b);
 }
 /** a + b, failing on integer overflow when both are integers (number-typed operands). */
 function $addN(a«: number», b«: number»)«: number» {
   const r = a + b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a - b, failing on integer overflow when both are integers (number-typed operands). */
 function $subN(a«: number», b«: number»)«: number» {
   const r = a - b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a * b, failing on integer overflow when both are integers (number-typed operands). */
 function $mulN(a«: number», b«: number»)«: number» {
   const r = a * b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
-  return $chk(Math.floor(a / b));
+  return $chk($floor(a / b));
 }
 function $modI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("modulo by zero (" + a + " % 0)");
@@ -242,7 +256,7 @@ function $divF(a«: number», b«: number»)«: number» {
 }
 function $fdivF(a«: number», b«: number»)«: number» {
   if (b === 0) $err("division by zero (" + a + " // 0)");
-  return Math.floor(a / b);
+  return $floor(a / b);
 }
 function $divN(a«: number», b«: number»)«: number» {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -258,12 +272,12 @@ function $neg(v«: number»)«: number» {
 }
 function $dimS(shape«: readonly number[]», axis«: number», what«: string»)«: number» {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
   return shape[axis < 0 ? axis + rank : axis]«!»;
 }
 function $ceilDiv(a«: number», b«: number»)«: number» {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
-  return $chk(-Math.floor(-a / b));
+  return $chk(-$floor(-a / b));
 }
 function $pow2ceil(n«: number»)«: number» {
   if (n <= 1) return 1;
@@ -389,7 +403,7 @@ function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: numb
   if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax]«!»;
 }
 function $product(shape«: readonly number[]»)«: number» {
@@ -410,7 +424,7 @@ function $outShape(v«: unknown», rank«: number», kernel«: string», id«: s
   const a = v« as unknown[]»;
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i]« as number») >= 0)) ok = false;
+  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i]« as number») >= 0)) ok = false;
   if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v« as readonly number[]»;
 }
@@ -454,13 +468,13 @@ function $word(bytes«: Uint8Array», o«: number», w«: number»)«: void» {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
   const n = v« as number»;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
 function $i32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
   const n = v« as number»;
-  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -470,7 +484,7 @@ function $f32(bytes«: Uint8Array», o«: number», v«: unknown»)«: void» {
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {
-  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+  if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
     $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;

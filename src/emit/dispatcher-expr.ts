@@ -1,7 +1,9 @@
 /**
- * Expressions of a kernel as generated TypeScript: one class per dtype assignment whose fields are
- * the call's tensors and attributes and one memo per derive entry (`mN`, which method `dN` sets when it is unset; read as
- * `this.mN ?? this.dN()`, or in explanations as `this.dN()`).
+ * Expressions of a kernel as generated TypeScript: one context per dtype assignment (an object
+ * literal, typed by an interface) whose fields are the call's tensors and attributes and one memo
+ * per derive entry (`mN`, null until method `dN` sets it; read as `this.mN ?? this.dN()`, or in
+ * explanations as `this.dN()`). The methods are written with `this` and emitted as module functions
+ * taking the context as `o` (methodsAsFunctions).
  * Every build-time value, and every value the call's validation fixes, is folded to a constant;
  * integer-checked arithmetic is written in place; conditions get a method telling whether they
  * hold and one explaining why not (mirroring plan/explain-false.ts).

@@ -772,15 +772,15 @@ const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
 const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
 const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "9bcfec3c9f7ea366" : undefined) : a0 === 32 ? (a1 === 128 ? "2e80c747ae930dbd" : a1 === 96 ? "e92e4865430f002b" : undefined) : undefined) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "9bcfec3c9f7ea366" : null) : a0 === 32 ? (a1 === 128 ? "2e80c747ae930dbd" : a1 === 96 ? "e92e4865430f002b" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
@@ -795,7 +795,7 @@ const K0A0S5 = K0A0S0 + $q58;
 const K0A0V20: readonly string[] = [K0A0S0, $q59, K0A0S0, $q60];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
 const K0A0V22: readonly string[] = [$q47, $q48, $q49];
@@ -805,10 +805,10 @@ const K0A0S9 = K0A0S6 + $q58;
 const K0A0V23: readonly string[] = [K0A0S6, $q59, K0A0S6, $q60];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V24: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
 const K0A0S11 = K0A0S10 + $q50;
@@ -817,7 +817,7 @@ const K0A0S13 = K0A0S10 + $q58;
 const K0A0V25: readonly string[] = [K0A0S10, $q59, K0A0S10, $q60];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V26: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
 const K0A0S15 = K0A0S14 + $q50;
@@ -827,7 +827,7 @@ const K0A0V27: readonly string[] = [K0A0S14, $q59, K0A0S14, $q60];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q50;
 const K0A0V29: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q57, 0, $q45, 2]);
@@ -838,7 +838,7 @@ const K0A0S22 = K0A0S21 + $q50;
 const K0A0S23 = K0A0S21 + $q63;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q50;
 const K0A0S26 = K0A0S24 + $q63;
@@ -1783,58 +1783,58 @@ export function plan0(call: PagedAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q132;
-    $rank(t0, 2, K0, $q122, $q132);
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
   }
   if (t3 === null) {
     $missing(K0, $q122, $q123);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
   }
   if (t4 === null) {
     $missing(K0, $q122, $q124);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
   }
   if (t5 === null) {
     $missing(K0, $q122, $q125);
   } else {
     dt1 = t5.dtype;
     by1 = $q125;
-    $rank(t5, 1, K0, $q122, $q125);
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q122, $q125);
   }
   if (t6 === null) {
     $missing(K0, $q122, $q126);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
   }
   if (t7 === null) {
     $missing(K0, $q122, $q127);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
   }
   if (dt0 === undefined) dt0 = $q114;
   else if (dt0 !== $q114) $fail($q0, K0 + $q157 + dt0 + $q158);
@@ -1898,11 +1898,11 @@ const K1A0S3 = K1A0S0 + $q172;
 const K1A0V4: readonly string[] = [$q28, $q29, $q168, $q169, $q170, $q171, $q32];
 const K1A0V5: readonly string[] = [$q167, $q28, $q29, $q173, $q170, $q32];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "18587e96fa399ead" : undefined) : undefined) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "18587e96fa399ead" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];
@@ -1918,7 +1918,7 @@ const K1A0S6 = K1A0S0 + $q58;
 const K1A0V15: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S8 = K1A0S7 + $q166;
@@ -1930,7 +1930,7 @@ const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q166;
 const K1A0S13 = K1A0S11 + $q172;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V19: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
 const K1A0S14 = K1A0S11 + $q186;
@@ -1938,7 +1938,7 @@ const K1A0S15 = K1A0S11 + $q58;
 const K1A0V20: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S17 = K1A0S16 + $q166;
@@ -1949,7 +1949,7 @@ const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q166;
 const K1A0S22 = K1A0S20 + $q172;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V23: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q57, 0, $q45, 2]);
 const K1A0V24: readonly string[] = [$q185];
@@ -1957,7 +1957,7 @@ const K1A0S23 = K1A0S20 + $q191;
 const K1A0V25: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
 const K1A0S26 = K1A0S24 + $q191;
@@ -1965,13 +1965,13 @@ const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q166;
 const K1A0S29 = K1A0S27 + $q172;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S30 = K1A0S27 + $q191;
 const K1A0V26: readonly string[] = [K1A0S27, $q187];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q166;
 const K1A0S33 = K1A0S31 + $q191;
@@ -3112,67 +3112,67 @@ export function plan1(call: SparseAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q132;
-    $rank(t0, 3, K1, $q122, $q132);
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
   }
   if (t3 === null) {
     $missing(K1, $q122, $q221);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
   }
   if (t4 === null) {
     $missing(K1, $q122, $q222);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
   }
   if (t5 === null) {
     $missing(K1, $q122, $q228);
   } else {
     dt1 = t5.dtype;
     by1 = $q228;
-    $rank(t5, 2, K1, $q122, $q228);
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q122, $q228);
   }
   if (t6 === null) {
     $missing(K1, $q122, $q229);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
   }
   if (t7 === null) {
     $missing(K1, $q122, $q223);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
   }
   if (t8 === null) {
     $missing(K1, $q122, $q224);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
   }
   if (dt0 === undefined) dt0 = $q114;
   else if (dt0 !== $q114) $fail($q0, K1 + $q157 + dt0 + $q158);

@@ -781,15 +781,15 @@ const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
 const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
 const K0A0S1 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "7923479827950a5e" : undefined) : a0 === 32 ? (a1 === 128 ? "d2f2f6f98f166105" : a1 === 96 ? "31922f929f09ced9" : undefined) : undefined) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "7923479827950a5e" : null) : a0 === 32 ? (a1 === 128 ? "d2f2f6f98f166105" : a1 === 96 ? "31922f929f09ced9" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [1073741824, $q42, K0A0S2];
@@ -804,7 +804,7 @@ const K0A0S5 = K0A0S0 + $q63;
 const K0A0V20: readonly string[] = [K0A0S0, $q64, K0A0S0, $q65];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q45, 0, $q46, 0, $q66, 1, $q50, 2]);
 const K0A0V22: readonly string[] = [$q52, $q53, $q54];
@@ -814,10 +814,10 @@ const K0A0S9 = K0A0S6 + $q63;
 const K0A0V23: readonly string[] = [K0A0S6, $q64, K0A0S6, $q65];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V24: readonly BindingPlan[] = $bl([$q56, 1, $q45, 0, $q46, 0, $q47, 1, $q48, 1, $q49, 1, $q50, 2]);
 const K0A0S11 = K0A0S10 + $q55;
@@ -826,7 +826,7 @@ const K0A0S13 = K0A0S10 + $q63;
 const K0A0V25: readonly string[] = [K0A0S10, $q64, K0A0S10, $q65];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V26: readonly BindingPlan[] = $bl([$q56, 1, $q45, 0, $q46, 0, $q66, 1, $q50, 2]);
 const K0A0S15 = K0A0S14 + $q55;
@@ -836,7 +836,7 @@ const K0A0V27: readonly string[] = [K0A0S14, $q64, K0A0S14, $q65];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : null) : null) : null) : null) : null) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q55;
 const K0A0V29: readonly BindingPlan[] = $bl([$q56, 1, $q45, 1, $q46, 1, $q47, 1, $q48, 1, $q49, 1, $q62, 0, $q50, 2]);
@@ -847,7 +847,7 @@ const K0A0S22 = K0A0S21 + $q55;
 const K0A0S23 = K0A0S21 + $q73;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : null) : null) : null) : null) : null) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q55;
 const K0A0S26 = K0A0S24 + $q73;
@@ -1792,58 +1792,58 @@ export function plan0(call: PagedAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q141;
-    $rank(t0, 2, K0, $q131, $q141);
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q131, $q141);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q131, $q119);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q131, $q119);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q131, $q121);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q131, $q121);
   }
   if (t3 === null) {
     $missing(K0, $q131, $q132);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q131, $q132);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q131, $q132);
   }
   if (t4 === null) {
     $missing(K0, $q131, $q133);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q131, $q133);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q131, $q133);
   }
   if (t5 === null) {
     $missing(K0, $q131, $q134);
   } else {
     dt1 = t5.dtype;
     by1 = $q134;
-    $rank(t5, 1, K0, $q131, $q134);
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q131, $q134);
   }
   if (t6 === null) {
     $missing(K0, $q131, $q135);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q131, $q135);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q131, $q135);
   }
   if (t7 === null) {
     $missing(K0, $q131, $q136);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q131, $q136);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q131, $q136);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q131, $q77);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q131, $q77);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q62, $q143);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q62, $q143);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q62, $q132);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q62, $q132);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q62, $q133);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q62, $q133);
   }
   if (dt0 === undefined) dt0 = $q123;
   else if (dt0 !== $q123) $fail($q0, K0 + $q166 + dt0 + $q167);
@@ -1907,11 +1907,11 @@ const K1A0S3 = K1A0S0 + $q181;
 const K1A0V4: readonly string[] = [$q28, $q29, $q177, $q178, $q179, $q180, $q32];
 const K1A0V5: readonly string[] = [$q176, $q28, $q29, $q182, $q179, $q32];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V6: readonly string[] = [$q29, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "6184422649c28432" : undefined) : undefined) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "6184422649c28432" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
 const K1A0V7: readonly [number, string, string] = [1073741824, $q42, K1A0S4];
@@ -1927,7 +1927,7 @@ const K1A0S6 = K1A0S0 + $q63;
 const K1A0V15: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "3b842a6493f6f63a" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "3b842a6493f6f63a" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V16: readonly BindingPlan[] = $bl([$q56, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
 const K1A0S8 = K1A0S7 + $q175;
@@ -1939,7 +1939,7 @@ const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q175;
 const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V19: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q50, 2]);
 const K1A0S14 = K1A0S11 + $q195;
@@ -1947,7 +1947,7 @@ const K1A0S15 = K1A0S11 + $q63;
 const K1A0V20: readonly string[] = [K1A0S11, $q196, K1A0S11, $q197];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
 const K1A0S17 = K1A0S16 + $q175;
@@ -1958,7 +1958,7 @@ const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q175;
 const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V23: readonly BindingPlan[] = $bl([$q56, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q62, 0, $q50, 2]);
 const K1A0V24: readonly string[] = [$q194];
@@ -1966,7 +1966,7 @@ const K1A0S23 = K1A0S20 + $q200;
 const K1A0V25: readonly string[] = [K1A0S20, $q196];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "f03bf837ae1012d7" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "f03bf837ae1012d7" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q200;
@@ -1974,13 +1974,13 @@ const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q175;
 const K1A0S29 = K1A0S27 + $q181;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S30 = K1A0S27 + $q200;
 const K1A0V26: readonly string[] = [K1A0S27, $q196];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q175;
 const K1A0S33 = K1A0S31 + $q200;
@@ -3125,67 +3125,67 @@ export function plan1(call: SparseAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q141;
-    $rank(t0, 3, K1, $q131, $q141);
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q131, $q141);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q131, $q119);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q131, $q119);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q131, $q121);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q131, $q121);
   }
   if (t3 === null) {
     $missing(K1, $q131, $q230);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q131, $q230);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q131, $q230);
   }
   if (t4 === null) {
     $missing(K1, $q131, $q231);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q131, $q231);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q131, $q231);
   }
   if (t5 === null) {
     $missing(K1, $q131, $q237);
   } else {
     dt1 = t5.dtype;
     by1 = $q237;
-    $rank(t5, 2, K1, $q131, $q237);
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q131, $q237);
   }
   if (t6 === null) {
     $missing(K1, $q131, $q238);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q131, $q238);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q131, $q238);
   }
   if (t7 === null) {
     $missing(K1, $q131, $q232);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q131, $q232);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q131, $q232);
   }
   if (t8 === null) {
     $missing(K1, $q131, $q233);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q131, $q233);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q131, $q233);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q131, $q202);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q131, $q202);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q131, $q207);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q131, $q207);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q62, $q143);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q62, $q143);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q62, $q230);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q62, $q230);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q62, $q231);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q62, $q231);
   }
   if (dt0 === undefined) dt0 = $q123;
   else if (dt0 !== $q123) $fail($q0, K1 + $q166 + dt0 + $q167);

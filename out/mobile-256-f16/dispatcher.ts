@@ -772,15 +772,15 @@ const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
 const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
 const K0A0S1 = " on profile mobile-256-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : undefined) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : undefined) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "7923479827950a5e" : undefined) : a0 === 32 ? (a1 === 128 ? "d2f2f6f98f166105" : a1 === 96 ? "31922f929f09ced9" : undefined) : undefined) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "7923479827950a5e" : null) : a0 === 32 ? (a1 === 128 ? "d2f2f6f98f166105" : a1 === 96 ? "31922f929f09ced9" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
@@ -795,7 +795,7 @@ const K0A0S5 = K0A0S0 + $q58;
 const K0A0V20: readonly string[] = [K0A0S0, $q59, K0A0S0, $q60];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : undefined) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
 const K0A0V22: readonly string[] = [$q47, $q48, $q49];
@@ -805,10 +805,10 @@ const K0A0S9 = K0A0S6 + $q58;
 const K0A0V23: readonly string[] = [K0A0S6, $q59, K0A0S6, $q60];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : undefined) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : undefined) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0V24: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
 const K0A0S11 = K0A0S10 + $q50;
@@ -817,7 +817,7 @@ const K0A0S13 = K0A0S10 + $q58;
 const K0A0V25: readonly string[] = [K0A0S10, $q59, K0A0S10, $q60];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : undefined) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 const K0A0V26: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
 const K0A0S15 = K0A0S14 + $q50;
@@ -827,7 +827,7 @@ const K0A0V27: readonly string[] = [K0A0S14, $q59, K0A0S14, $q60];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : undefined) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q50;
 const K0A0V29: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q57, 0, $q45, 2]);
@@ -838,7 +838,7 @@ const K0A0S22 = K0A0S21 + $q50;
 const K0A0S23 = K0A0S21 + $q63;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : undefined) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q50;
 const K0A0S26 = K0A0S24 + $q63;
@@ -1783,58 +1783,58 @@ export function plan0(call: PagedAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q132;
-    $rank(t0, 2, K0, $q122, $q132);
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
   }
   if (t3 === null) {
     $missing(K0, $q122, $q123);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
   }
   if (t4 === null) {
     $missing(K0, $q122, $q124);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
   }
   if (t5 === null) {
     $missing(K0, $q122, $q125);
   } else {
     dt1 = t5.dtype;
     by1 = $q125;
-    $rank(t5, 1, K0, $q122, $q125);
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q122, $q125);
   }
   if (t6 === null) {
     $missing(K0, $q122, $q126);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
   }
   if (t7 === null) {
     $missing(K0, $q122, $q127);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
   }
   if (dt0 === undefined) dt0 = $q114;
   else if (dt0 !== $q114) $fail($q0, K0 + $q157 + dt0 + $q158);
@@ -1898,11 +1898,11 @@ const K1A0S3 = K1A0S0 + $q172;
 const K1A0V4: readonly string[] = [$q28, $q29, $q168, $q169, $q170, $q171, $q32];
 const K1A0V5: readonly string[] = [$q167, $q28, $q29, $q173, $q170, $q32];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "6184422649c28432" : undefined) : undefined) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "6184422649c28432" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];
@@ -1918,7 +1918,7 @@ const K1A0S6 = K1A0S0 + $q58;
 const K1A0V15: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S8 = K1A0S7 + $q166;
@@ -1930,7 +1930,7 @@ const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q166;
 const K1A0S13 = K1A0S11 + $q172;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V19: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
 const K1A0S14 = K1A0S11 + $q186;
@@ -1938,7 +1938,7 @@ const K1A0S15 = K1A0S11 + $q58;
 const K1A0V20: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S17 = K1A0S16 + $q166;
@@ -1949,7 +1949,7 @@ const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q166;
 const K1A0S22 = K1A0S20 + $q172;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V23: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q57, 0, $q45, 2]);
 const K1A0V24: readonly string[] = [$q185];
@@ -1957,7 +1957,7 @@ const K1A0S23 = K1A0S20 + $q191;
 const K1A0V25: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
 const K1A0S26 = K1A0S24 + $q191;
@@ -1965,13 +1965,13 @@ const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q166;
 const K1A0S29 = K1A0S27 + $q172;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S30 = K1A0S27 + $q191;
 const K1A0V26: readonly string[] = [K1A0S27, $q187];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q166;
 const K1A0S33 = K1A0S31 + $q191;
@@ -3112,67 +3112,67 @@ export function plan1(call: SparseAttentionCall): Plan {
   } else {
     dt0 = t0.dtype;
     by0 = $q132;
-    $rank(t0, 3, K1, $q122, $q132);
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
   }
   if (t3 === null) {
     $missing(K1, $q122, $q221);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
   }
   if (t4 === null) {
     $missing(K1, $q122, $q222);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
   }
   if (t5 === null) {
     $missing(K1, $q122, $q228);
   } else {
     dt1 = t5.dtype;
     by1 = $q228;
-    $rank(t5, 2, K1, $q122, $q228);
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q122, $q228);
   }
   if (t6 === null) {
     $missing(K1, $q122, $q229);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
   }
   if (t7 === null) {
     $missing(K1, $q122, $q223);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
   }
   if (t8 === null) {
     $missing(K1, $q122, $q224);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
   }
   if (dt0 === undefined) dt0 = $q114;
   else if (dt0 !== $q114) $fail($q0, K1 + $q157 + dt0 + $q158);

@@ -154,7 +154,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
             groups.set(v, [...(groups.get(v) ?? []), r]);
           }
           const arms = [...groups].map(([v, rs]) => `${params[i]} === ${v} ? ${tree(rs, depth + 1)}`);
-          return `(${arms.join(" : ")} : undefined)`;
+          // null where no key matches (`??` reads it as undefined; shorter minified than `void 0`).
+          return `(${arms.join(" : ")} : null)`;
         };
         // Without key leaves the first entry is the shader (and no call can miss it).
         const choose = (): string => {

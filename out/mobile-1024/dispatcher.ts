@@ -693,6 +693,10 @@ function $pass(id: string, name: string, shader: string, bindings: readonly Bind
 function $ur(bytes: Uint8Array): BindingResource {
   return { kind: $q25, bytes };
 }
+/** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
+function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
+  return { kernel, variant, passes, scratch, outputShapes };
+}
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
   return { kind: "scratch", scratch, offset: 0, size };
@@ -1299,7 +1303,7 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S0, $q137);
     const c0 = $scratch($q138, x0);
     const c1 = $scratch($q139, x1);
-    return { kernel: $q27, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+    return $plan($q27, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1361,7 +1365,7 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S6, $q137);
     const c0 = $scratch($q138, x0);
     const c1 = $scratch($q139, x1);
-    return { kernel: $q27, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+    return $plan($q27, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1441,7 +1445,7 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S10, $q137);
     const c0 = $scratch($q138, x0);
     const c1 = $scratch($q139, x1);
-    return { kernel: $q27, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+    return $plan($q27, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1489,7 +1493,7 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S14, $q137);
     const c0 = $scratch($q138, x0);
     const c1 = $scratch($q139, x1);
-    return { kernel: $q27, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], outputShapes: shapes };
+    return $plan($q27, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1607,7 +1611,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return { kernel: $q27, variant: "separate_derived", passes: [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1618,7 +1622,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return { kernel: $q27, variant: "separate_slot", passes: [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1629,7 +1633,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return { kernel: $q27, variant: "packed_derived", passes: [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1640,7 +1644,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return { kernel: $q27, variant: "packed_slot", passes: [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -2588,7 +2592,7 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S0, $q241);
     const c0 = $scratch($q242, x0);
     const c1 = $scratch($q184, x1);
-    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
+    return $plan($q165, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2677,7 +2681,7 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
     const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S7, $q241);
     const c0 = $scratch($q184, x0);
-    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q184, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2768,7 +2772,7 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S11, $q241);
     const c0 = $scratch($q242, x0);
     const c1 = $scratch($q184, x1);
-    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
+    return $plan($q165, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V20, st);
   }
@@ -2816,7 +2820,7 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
     const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S16, $q241);
     const c0 = $scratch($q184, x0);
-    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q184, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V22, st);
   }
@@ -2871,7 +2875,7 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
     const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S20, $q240);
     const c0 = $scratch($q242, x0);
-    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q242, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V25, st);
   }
@@ -2915,7 +2919,7 @@ function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
   if (s0 === undefined) $noShown(K1A0S24 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return { kernel: $q165, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q165, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2938,7 +2942,7 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
     const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S27, $q240);
     const c0 = $scratch($q242, x0);
-    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q242, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2953,7 +2957,7 @@ function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
   if (s0 === undefined) $noShown(K1A0S31 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return { kernel: $q165, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q165, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);

@@ -270,9 +270,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     return `this.${method}(${[sc(`${prefix}: pass \`${pm.pass.id}\``), `s${pi}`, ...scratchRefs.map((r) => scratchRes.get(r)!)].join(", ")})`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-  body.push(
-    `    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`,
-  );
+  body.push(`    return $plan(${q(name)}, ${q(v.id)}, [${passes.join(", ")}], [${scratch.join(", ")}], shapes);`);
   if (stages.length === 0) return body;
   // One try/catch for the method: `st` names the guarded evaluation that was running.
   const table = cx.konst(`[${stages.join(", ")}]`, "readonly string[]");

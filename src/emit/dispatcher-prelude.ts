@@ -508,6 +508,10 @@ function $pass(id«: string», name«: string», shader«: string», bindings«:
 function $ur(bytes«: Uint8Array»)«: BindingResource» {
   return { kind: "uniform", bytes };
 }
+/** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
+function $plan(kernel«: string», variant«: string», passes«: readonly PassPlan[]», scratch«: readonly { readonly id: string; readonly size: number }[]», outputShapes«: Readonly<Record<string, readonly number[]>>»)«: Plan» {
+  return { kernel, variant, passes, scratch, outputShapes };
+}
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch«: string», size«: number»)«: BindingResource» {
   return { kind: "scratch", scratch, offset: 0, size };

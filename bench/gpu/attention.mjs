@@ -166,20 +166,41 @@ function pinsName(pins) {
   return entries.length ? entries.map(([k, v]) => `${k}=${v}`).join(" ") : "configured tunables";
 }
 
-/** Times a plan: median GPU time of all passes, and of the passes named in `focus`. */
+/**
+ * Times a plan: the median GPU time of the plan as the runtime encodes it (every pass a dispatch of
+ * one compute pass, timestamps at that pass's beginning and end), of the passes named in `focus`
+ * alone encoded the same way, and of each pass encoded as its own compute pass (per-pass
+ * timestamps: the per-pass figures and their sums, which also count what each pass boundary costs).
+ */
 async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new PipelineCache(device, (id) => shaders[id])) {
   const n = plan.passes.length;
   // Warm-up (pipelines, then at least 300 ms of back-to-back runs so the clocks are up), then reps
-  // submitted back to back; timestamps read once at the end.
+  // submitted back to back; timestamps read once per batch.
   for (let r = 0; r < 3; r++) await executePlan(device, cache, plan, tensors);
   await device.queue.onSubmittedWorkDone();
   for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
     for (let r = 0; r < 20; r++) await executePlan(device, cache, plan, tensors);
     await device.queue.onSubmittedWorkDone();
   }
+  const onePass = async (p) => {
+    const times = [];
+    for (let done = 0; done < reps;) {
+      const count = Math.min(QUERIES / 2, reps - done);
+      for (let r = 0; r < count; r++)
+        await executePlan(device, cache, p, tensors, {
+          planTimestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
+        });
+      const t = await readTimestamps(2 * count);
+      for (let r = 0; r < count; r++) times.push((t[2 * r + 1] - t[2 * r]) / 1e6);
+      done += count;
+    }
+    return median(times);
+  };
+  const total = await onePass(plan);
+  const focused = await onePass({ ...plan, passes: plan.passes.filter((p) => focus.includes(p.id)) });
   const perBatch = Math.floor(QUERIES / (2 * n));
-  const total = [];
-  const focused = [];
+  const perPassTotal = [];
+  const perPassFocused = [];
   const perPass = plan.passes.map(() => []);
   for (let done = 0; done < reps;) {
     const count = Math.min(perBatch, reps - done);
@@ -191,20 +212,22 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
     const t = await readTimestamps(2 * n * count);
     for (let r = 0; r < count; r++) {
       const o = 2 * n * r;
-      total.push((t[o + 2 * n - 1] - t[o]) / 1e6);
+      perPassTotal.push((t[o + 2 * n - 1] - t[o]) / 1e6);
       let f = 0;
       plan.passes.forEach((p, i) => {
         const ms = (t[o + 2 * i + 1] - t[o + 2 * i]) / 1e6;
         perPass[i].push(ms);
         if (focus.includes(p.id)) f += ms;
       });
-      focused.push(f);
+      perPassFocused.push(f);
     }
     done += count;
   }
   return {
-    total: median(total),
-    focused: median(focused),
+    total,
+    focused,
+    perPassTotal: median(perPassTotal),
+    perPassFocused: median(perPassFocused),
     passes: Object.fromEntries(plan.passes.map((p, i) => [p.id, median(perPass[i])])),
   };
 }
@@ -236,10 +259,8 @@ async function timeInRounds(configs, call, tensors, setup, label) {
       const focus = plan.passes.filter((p) => !setup.includes(p.id)).map((p) => p.id);
       const r = await timePlan(plan, cfg.shaders, tensors, focus, 40, cfg.cache);
       if (round < 0) continue;
-      const got = results.get(cfg) ?? { plan, total: [], focused: [], passes: [] };
-      got.total.push(r.total);
-      got.passes.push(r.passes);
-      got.focused.push(r.focused);
+      const got = results.get(cfg) ?? { plan, total: [], focused: [], perPassTotal: [], perPassFocused: [], passes: [] };
+      for (const k of ["total", "focused", "perPassTotal", "perPassFocused", "passes"]) got[k].push(r[k]);
       results.set(cfg, got);
     }
   }
@@ -336,6 +357,8 @@ async function pagedBench(copy) {
         allPassesMs: median(got.total),
         attentionMs: focused,
         attentionMsRounds: got.focused,
+        perPassAllMs: median(got.perPassTotal),
+        perPassAttentionMs: median(got.perPassFocused),
         passMs: Object.fromEntries(Object.keys(got.passes[0]).map((id) => [id, median(got.passes.map((p) => p[id]))])),
         kvTBps: kvBytes / (focused / 1e3) / 1e12,
       };
@@ -346,7 +369,7 @@ async function pagedBench(copy) {
           row.passMs,
         )
           .map(([id, ms]) => `${id} ${ms.toFixed(4)}`)
-          .join(" ")}`,
+          .join(" ")} (as separate passes: all ${row.perPassAllMs.toFixed(4)} attention ${row.perPassAttentionMs.toFixed(4)})`,
       );
     }
     for (const b of Object.values(t)) b.destroy();
@@ -549,10 +572,12 @@ async function sparseBench(copy) {
           attentionMs: focused,
           attentionMsRounds: got.focused,
           denseEquivalentTBps: denseBytes / (focused / 1e3) / 1e12,
+          perPassAllMs: median(got.perPassTotal),
+          perPassAttentionMs: median(got.perPassFocused),
         };
         rows.push(row);
         log(
-          `sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attend ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)})`,
+          `sparse ${cfg.name} | ${name} | B=${B} S=1 keys=${maxSeq} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attend ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | dense-equivalent KV ${row.denseEquivalentTBps.toFixed(2)} TB/s (copy ${copy.tbps.toFixed(2)}) | as separate passes: all ${row.perPassAllMs.toFixed(4)} attend ${row.perPassAttentionMs.toFixed(4)} ms`,
         );
       }
       for (const b of Object.values(t)) b.destroy();

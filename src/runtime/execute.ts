@@ -1,7 +1,8 @@
 /// <reference types="@webgpu/types" preserve="true" />
 /**
  * Runs a Plan (what a generated dispatcher returns for one call) on a device: one command encoder,
- * one compute pass per plan pass, one submit.
+ * one compute pass holding each plan pass as a dispatch (one compute pass per plan pass when the
+ * passes are timed one by one), one submit.
  */
 import type { BindingPlan, BindingResource, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
 import type { PipelineCache } from "./pipeline-cache.js";
@@ -11,8 +12,16 @@ import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 export interface ExecuteOptions {
   /** Where scratch and uniform buffers come from; default: the cache's pool. */
   readonly scratchPool?: ScratchPool;
-  /** Timestamp writes of each executed pass, for benchmarks (e.g. begin/end indices 2i, 2i+1 of a query set). */
+  /**
+   * Timestamp writes of each executed pass, for benchmarks (e.g. begin/end indices 2i, 2i+1 of a
+   * query set). Given, each plan pass is encoded as its own compute pass.
+   */
   readonly timestampWrites?: (pass: PassPlan, index: number) => GPUComputePassTimestampWrites | undefined;
+  /**
+   * Timestamp writes at the beginning and end of the one compute pass that holds all of the plan's
+   * dispatches (ignored with `timestampWrites`).
+   */
+  readonly planTimestampWrites?: GPUComputePassTimestampWrites;
   /**
    * Wrap the encoding and the submit in a validation and an out-of-memory error scope and reject
    * with PlanExecutionError when the device reports an error. Costs a round trip; meant for tests
@@ -117,6 +126,14 @@ export async function executePlan(
     }
     const { uniformBuffer, slots } = uploadUniforms(device, pool, running, acquired);
     const encoder = device.createCommandEncoder({ label: options.label ?? plan.kernel });
+    const perPass = options.timestampWrites;
+    // One compute pass for the whole plan: WebGPU makes a dispatch's storage writes visible to the
+    // next dispatch of the same pass, and a pass boundary costs GPU time of its own.
+    let shared: GPUComputePassEncoder | undefined;
+    if (!perPass && running.length > 0) {
+      const tw = options.planTimestampWrites;
+      shared = encoder.beginComputePass(tw ? { label: plan.kernel, timestampWrites: tw } : { label: plan.kernel });
+    }
     running.forEach((pass, index) => {
       const { pipeline, bindGroupLayout } = pipelines[index];
       const entries = pass.bindings.map((b, i): GPUBindGroupEntry => ({
@@ -124,13 +141,15 @@ export async function executePlan(
         resource: bufferBinding(device, plan, pass, b, pass.resources[i], tensors, scratch, uniformBuffer, slots[index][i]),
       }));
       const bindGroup = device.createBindGroup({ label: `${plan.kernel}/${pass.id}`, layout: bindGroupLayout, entries });
-      const timestampWrites = options.timestampWrites?.(pass, index);
-      const computePass = encoder.beginComputePass(timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name });
+      const timestampWrites = perPass?.(pass, index);
+      const computePass =
+        shared ?? encoder.beginComputePass(timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name });
       computePass.setPipeline(pipeline);
       computePass.setBindGroup(0, bindGroup);
       computePass.dispatchWorkgroups(pass.workgroups[0], pass.workgroups[1], pass.workgroups[2]);
-      computePass.end();
+      if (!shared) computePass.end();
     });
+    shared?.end();
     device.queue.submit([encoder.finish()]);
     submitted = true;
   } finally {

@@ -172,7 +172,7 @@ function tensorBytes(
 }
 
 /** The timing method's version, part of every measurement key: a change of method re-measures. */
-const TIMING_METHOD = "steady-3";
+const TIMING_METHOD = "one-pass-4";
 
 /** What a measurement depends on: the timing method, the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
@@ -210,15 +210,11 @@ async function timeBatch(
     await device.queue.onSubmittedWorkDone();
     return (performance.now() - t0) / batch;
   }
-  const last = r.plan.passes.filter((p) => p.workgroups.every((n) => n > 0)).length - 1;
+  // The plan as the runtime runs it: its passes are dispatches of one compute pass, timed at that
+  // pass's beginning and end.
   for (let i = 0; i < batch; i++) {
     await executePlan(device, r.cache, r.plan, tensors, {
-      timestampWrites: (_pass, index) => {
-        const w: GPUComputePassTimestampWrites = { querySet };
-        if (index === 0) w.beginningOfPassWriteIndex = 2 * i;
-        if (index === last) w.endOfPassWriteIndex = 2 * i + 1;
-        return index === 0 || index === last ? w : undefined;
-      },
+      planTimestampWrites: { querySet, beginningOfPassWriteIndex: 2 * i, endOfPassWriteIndex: 2 * i + 1 },
     });
   }
   const resolve = device.createBuffer({ size: 16 * batch, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });

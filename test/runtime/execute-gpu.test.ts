@@ -304,6 +304,33 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     }
   });
 
+  it("encodes a plan's passes as the dispatches of one compute pass; one pass each when timed per pass", async () => {
+    const cache = new PipelineCache(gpu, loader([]));
+    const n = 300;
+    const { x, y } = setUp(gpu, randomInputs(n, next), 4 * n);
+    const begun: (string | undefined)[] = [];
+    const createEncoder = gpu.createCommandEncoder;
+    gpu.createCommandEncoder = (d?: GPUCommandEncoderDescriptor) => {
+      const encoder = createEncoder.call(gpu, d);
+      const begin = encoder.beginComputePass;
+      encoder.beginComputePass = (pd?: GPUComputePassDescriptor) => {
+        begun.push(pd?.label);
+        return begin.call(encoder, pd);
+      };
+      return encoder;
+    };
+    try {
+      await executePlan(gpu, cache, twoStepPlan(n, 2, 3), { x, y }, { checkErrors: true });
+      expect(begun).toEqual(["axpb"]);
+      begun.length = 0;
+      // A per-pass timestamp callback that writes nothing still asks for one compute pass per pass.
+      await executePlan(gpu, cache, twoStepPlan(n, 2, 3), { x, y }, { checkErrors: true, timestampWrites: () => undefined });
+      expect(begun).toEqual(["t = a*x", "y = t + b"]);
+    } finally {
+      gpu.createCommandEncoder = createEncoder;
+    }
+  });
+
   it("creates each pipeline once, even when asked concurrently, and warms up a manifest", async () => {
     const calls: string[] = [];
     const cache = new PipelineCache(gpu, loader(calls));
@@ -423,5 +450,29 @@ describe.runIf(timedDevice)("executePlan with timestamp writes", () => {
     expect(ticks[0] > 0n).toBe(true);
     for (let i = 1; i < 4; i++) expect(ticks[i] >= ticks[i - 1]).toBe(true);
     expect(Array.from(new Float32Array(await readBuffer(gpu, y, 0, 4 * n)))).toEqual(new Array(n).fill(5));
+  });
+
+  it("writes a begin and an end timestamp for the whole plan, its passes run as one compute pass", async () => {
+    const gpu = timedDevice as GPUDevice;
+    const cache = new PipelineCache(gpu, loader([]));
+    const n = 4096;
+    const { x, y } = setUp(gpu, new Float32Array(n).fill(2), 4 * n);
+    const querySet = gpu.createQuerySet({ type: "timestamp", count: 2 });
+    const result = await executePlan(
+      gpu,
+      cache,
+      twoStepPlan(n, 2, 3),
+      { x, y },
+      { checkErrors: true, planTimestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } },
+    );
+    expect(result.dispatched).toEqual(["scale", "shift"]);
+    const resolved = gpu.createBuffer({ size: 16, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
+    const encoder = gpu.createCommandEncoder();
+    encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+    gpu.queue.submit([encoder.finish()]);
+    const ticks = new BigUint64Array(await readBuffer(gpu, resolved));
+    expect(ticks[0] > 0n).toBe(true);
+    expect(ticks[1] >= ticks[0]).toBe(true);
+    expect(Array.from(new Float32Array(await readBuffer(gpu, y, 0, 4 * n)))).toEqual(new Array(n).fill(7));
   });
 });

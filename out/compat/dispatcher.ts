@@ -4,155 +4,155 @@
 
 /** Strings the module uses more than once. */
 const $q0 = "invalid_call";
-const $q1 = "shape";
-const $q2 = "dtype";
-const $q3 = " has shape ";
-const $q4 = " has dtype ";
-const $q5 = " \u0060";
-const $q6 = "\u0060";
-const $q7 = " = ";
-const $q8 = ", got ";
-const $q9 = ": attribute \u0060";
-const $q10 = " / 0)";
-const $q11 = "modulo by zero (";
-const $q12 = " % 0)";
-const $q13 = "): axis out of range for rank ";
-const $q14 = ": tensor \u0060";
-const $q15 = "\u0060 is absent in this call";
-const $q16 = "in \u0060";
-const $q17 = "error: ";
-const $q18 = "eval";
-const $q19 = " failed: ";
-const $q20 = "dim(shapes.";
-const $q21 = " bytes, more than ";
-const $q22 = "missing_shader";
-const $q23 = "uniform";
-const $q24 = "main";
-const $q25 = "PagedAttention";
-const $q26 = "attrs.kv_num_heads";
-const $q27 = "attrs.num_heads";
-const $q28 = "dim(shapes.keyCacheT, 1)";
-const $q29 = "dim(shapes.keyCacheT, 3)";
-const $q30 = "present.keyT";
-const $q31 = "present.slotMappingT";
-const $q32 = ": no shader was built for pass `scatter` with ";
-const $q33 = ": no shader was built for pass `split_attention` with ";
-const $q34 = ": no shader was built for pass `merge` with ";
-const $q35 = "key";
-const $q36 = "value";
-const $q37 = "key_cache";
-const $q38 = "value_cache";
-const $q39 = "cumulative_sequence_length";
-const $q40 = "past_seqlens";
-const $q41 = "block_table";
-const $q42 = "params";
-const $q43 = "uniform field `params.batchSize`";
-const $q44 = "uniform field `params.scatterCount`";
-const $q45 = "dispatch x";
-const $q46 = "dispatch y";
-const $q47 = ": pass `scatter`";
-const $q48 = "query";
-const $q49 = "partial_out";
-const $q50 = "partial_stats";
-const $q51 = "uniform field `params.scale`";
-const $q52 = "dispatch z";
-const $q53 = ": pass `split_attention`";
-const $q54 = "output";
-const $q55 = ": pass `merge`";
-const $q56 = "the shape of intermediate `partialOut`";
-const $q57 = "the shape of intermediate `partialStats`";
-const $q58 = "slot_mapping";
-const $q59 = ": no shader was built for pass `main` with ";
-const $q60 = ": pass `main`";
-const $q61 = "headLayoutOk";
-const $q62 = "batchSize";
-const $q63 = "qHidden";
-const $q64 = "slotMappingT";
-const $q65 = "ranks.slotMappingT";
-const $q66 = "slotShapeOk";
-const $q67 = "shapes.valueCacheT";
-const $q68 = "shapes.keyCacheT";
-const $q69 = "headSize";
-const $q70 = "\"float16\"";
-const $q71 = "tensorDtypes.queryT";
-const $q72 = "attrs.num_heads % attrs.kv_num_heads";
-const $q73 = "maxBlocks";
-const $q74 = "dim(shapes.outputT, 0)";
-const $q75 = "tokenCount";
-const $q76 = "dim(shapes.outputT, 1)";
-const $q77 = "`true` is false";
-const $q78 = "`present.slotMappingT` is false";
-const $q79 = "cacheShapeOk";
-const $q80 = "ioShapeOk";
-const $q81 = "pagedContractOk";
-const $q82 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q83 = "65535";
-const $q84 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q85 = "128";
-const $q86 = "dispatchFits";
-const $q87 = "numSplits";
-const $q88 = "headVec";
-const $q89 = "pagedSplitScratchBytes";
-const $q90 = "pagedSplitStatsBytes";
-const $q91 = "pagedSplitWg";
-const $q92 = "pagedSplitFits";
-const $q93 = "cacheVec4Ok";
-const $q94 = "device.limits.maxStorageBufferBindingSize";
-const $q95 = "134217728";
-const $q96 = "device.limits.maxBufferSize";
-const $q97 = "268435456";
-const $q98 = "device.limits.maxComputeWorkgroupSizeX";
-const $q99 = "pagedMergeWg";
-const $q100 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q101 = "16384";
-const $q102 = "qPerKv";
-const $q103 = "pagedSplitStorageBytes";
-const $q104 = "pagedSplitStorageFits";
-const $q105 = "kvHidden";
-const $q106 = "ranks.keyT";
-const $q107 = "keyT";
-const $q108 = "ranks.valueT";
-const $q109 = "valueT";
-const $q110 = "tensorDtypes.keyT";
-const $q111 = "float16";
-const $q112 = "tensorDtypes.valueT";
-const $q113 = "separateKv";
-const $q114 = "`present.keyT` is false";
-const $q115 = "`present.valueT` is false";
-const $q116 = "dim(shapes.keyT, 0)";
-const $q117 = "dim(shapes.keyT, 1)";
-const $q118 = "dim(shapes.queryT, 1)";
-const $q119 = "input";
-const $q120 = "maxStorageBufferBindingSize";
-const $q121 = "keyCacheT";
-const $q122 = "valueCacheT";
-const $q123 = "cumulativeSequenceLengthT";
-const $q124 = "pastSeqlensT";
-const $q125 = "blockTableT";
-const $q126 = "params.batchSize";
-const $q127 = "params.scatterCount";
-const $q128 = "scatter";
-const $q129 = "PagedAttention.ScatterKV";
-const $q130 = "queryT";
-const $q131 = "scale";
-const $q132 = "outputT";
-const $q133 = "merge";
-const $q134 = "intermediate `partialOut`";
-const $q135 = "intermediate `partialStats`";
-const $q136 = "partialOut";
-const $q137 = "partialStats";
-const $q138 = "packedStride";
-const $q139 = "present.valueT";
-const $q140 = "packedKv";
-const $q141 = "pagedAttnWg";
-const $q142 = "pagedAttnStorageBytes";
-const $q143 = "pagedAttnStorageFits";
-const $q144 = "outputStoreOk";
-const $q145 = "the shape of output `outputT`";
-const $q146 = "contract";
-const $q147 = "no_variant";
-const $q148 = "inputs";
-const $q149 = "outputs";
+const $q1 = "inputs";
+const $q2 = "outputs";
+const $q3 = "shape";
+const $q4 = "dtype";
+const $q5 = " has shape ";
+const $q6 = " has dtype ";
+const $q7 = " \u0060";
+const $q8 = "\u0060";
+const $q9 = " = ";
+const $q10 = ", got ";
+const $q11 = ": attribute \u0060";
+const $q12 = " / 0)";
+const $q13 = "modulo by zero (";
+const $q14 = " % 0)";
+const $q15 = "): axis out of range for rank ";
+const $q16 = ": tensor \u0060";
+const $q17 = "\u0060 is absent in this call";
+const $q18 = "in \u0060";
+const $q19 = "error: ";
+const $q20 = "eval";
+const $q21 = " failed: ";
+const $q22 = "dim(shapes.";
+const $q23 = " bytes, more than ";
+const $q24 = "missing_shader";
+const $q25 = "uniform";
+const $q26 = "main";
+const $q27 = "PagedAttention";
+const $q28 = "attrs.kv_num_heads";
+const $q29 = "attrs.num_heads";
+const $q30 = "dim(shapes.keyCacheT, 1)";
+const $q31 = "dim(shapes.keyCacheT, 3)";
+const $q32 = "present.keyT";
+const $q33 = "present.slotMappingT";
+const $q34 = ": no shader was built for pass `scatter` with ";
+const $q35 = ": no shader was built for pass `split_attention` with ";
+const $q36 = ": no shader was built for pass `merge` with ";
+const $q37 = "maxStorageBufferBindingSize";
+const $q38 = "key";
+const $q39 = "value";
+const $q40 = "key_cache";
+const $q41 = "value_cache";
+const $q42 = "cumulative_sequence_length";
+const $q43 = "past_seqlens";
+const $q44 = "block_table";
+const $q45 = "params";
+const $q46 = "uniform field `params.batchSize`";
+const $q47 = "uniform field `params.scatterCount`";
+const $q48 = "dispatch x";
+const $q49 = "dispatch y";
+const $q50 = ": pass `scatter`";
+const $q51 = "query";
+const $q52 = "partial_out";
+const $q53 = "partial_stats";
+const $q54 = "uniform field `params.scale`";
+const $q55 = "dispatch z";
+const $q56 = ": pass `split_attention`";
+const $q57 = "output";
+const $q58 = ": pass `merge`";
+const $q59 = "the shape of intermediate `partialOut`";
+const $q60 = "the shape of intermediate `partialStats`";
+const $q61 = "slot_mapping";
+const $q62 = ": no shader was built for pass `main` with ";
+const $q63 = ": pass `main`";
+const $q64 = "headLayoutOk";
+const $q65 = "batchSize";
+const $q66 = "qHidden";
+const $q67 = "slotMappingT";
+const $q68 = "ranks.slotMappingT";
+const $q69 = "slotShapeOk";
+const $q70 = "shapes.valueCacheT";
+const $q71 = "shapes.keyCacheT";
+const $q72 = "headSize";
+const $q73 = "\"float16\"";
+const $q74 = "tensorDtypes.queryT";
+const $q75 = "attrs.num_heads % attrs.kv_num_heads";
+const $q76 = "maxBlocks";
+const $q77 = "dim(shapes.outputT, 0)";
+const $q78 = "tokenCount";
+const $q79 = "dim(shapes.outputT, 1)";
+const $q80 = "`true` is false";
+const $q81 = "`present.slotMappingT` is false";
+const $q82 = "cacheShapeOk";
+const $q83 = "ioShapeOk";
+const $q84 = "pagedContractOk";
+const $q85 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q86 = "65535";
+const $q87 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q88 = "128";
+const $q89 = "dispatchFits";
+const $q90 = "numSplits";
+const $q91 = "headVec";
+const $q92 = "pagedSplitScratchBytes";
+const $q93 = "pagedSplitStatsBytes";
+const $q94 = "pagedSplitWg";
+const $q95 = "pagedSplitFits";
+const $q96 = "cacheVec4Ok";
+const $q97 = "device.limits.maxStorageBufferBindingSize";
+const $q98 = "134217728";
+const $q99 = "device.limits.maxBufferSize";
+const $q100 = "268435456";
+const $q101 = "device.limits.maxComputeWorkgroupSizeX";
+const $q102 = "pagedMergeWg";
+const $q103 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q104 = "16384";
+const $q105 = "qPerKv";
+const $q106 = "pagedSplitStorageBytes";
+const $q107 = "pagedSplitStorageFits";
+const $q108 = "kvHidden";
+const $q109 = "ranks.keyT";
+const $q110 = "keyT";
+const $q111 = "ranks.valueT";
+const $q112 = "valueT";
+const $q113 = "tensorDtypes.keyT";
+const $q114 = "float16";
+const $q115 = "tensorDtypes.valueT";
+const $q116 = "separateKv";
+const $q117 = "`present.keyT` is false";
+const $q118 = "`present.valueT` is false";
+const $q119 = "dim(shapes.keyT, 0)";
+const $q120 = "dim(shapes.keyT, 1)";
+const $q121 = "dim(shapes.queryT, 1)";
+const $q122 = "input";
+const $q123 = "keyCacheT";
+const $q124 = "valueCacheT";
+const $q125 = "cumulativeSequenceLengthT";
+const $q126 = "pastSeqlensT";
+const $q127 = "blockTableT";
+const $q128 = "params.batchSize";
+const $q129 = "params.scatterCount";
+const $q130 = "scatter";
+const $q131 = "PagedAttention.ScatterKV";
+const $q132 = "queryT";
+const $q133 = "scale";
+const $q134 = "outputT";
+const $q135 = "merge";
+const $q136 = "intermediate `partialOut`";
+const $q137 = "intermediate `partialStats`";
+const $q138 = "partialOut";
+const $q139 = "partialStats";
+const $q140 = "packedStride";
+const $q141 = "present.valueT";
+const $q142 = "packedKv";
+const $q143 = "pagedAttnWg";
+const $q144 = "pagedAttnStorageBytes";
+const $q145 = "pagedAttnStorageFits";
+const $q146 = "outputStoreOk";
+const $q147 = "the shape of output `outputT`";
+const $q148 = "contract";
+const $q149 = "no_variant";
 const $q150 = "attrs";
 const $q151 = ": unknown input `";
 const $q152 = ": unknown output `";
@@ -323,18 +323,33 @@ type Bag = Readonly<Record<string, unknown>>;
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
-function $own(o: object, k: string): unknown {
-  return $hasOwn.call(o, k) ? (o as Bag)[k] : undefined;
-}
+/**
+ * Math and Number functions the generated code calls, read once when the module loads: a call of
+ * $floor(x) is shorter minified than Math.floor(x) and skips a property read; V8 optimizes it as
+ * the same builtin (its call site's target).
+ */
+const $floor = Math.floor;
+/** Math.min, read once (see $floor). */
+const $min = Math.min;
+/** Math.max, read once (see $floor). */
+const $max = Math.max;
+/** Number.isSafeInteger, read once (see $floor). */
+const $isSafe = Number.isSafeInteger;
+/** Number.isInteger, read once (see $floor). */
+const $isInt = Number.isInteger;
 /** The call itself: an object, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
   if (typeof c !== "object" || c === null) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
-/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+/**
+ * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
+ * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
+ * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
+ * and go megamorphic).
+ */
 function $bag(c: object, k: string, kernel: string): Bag | undefined {
-  const v = $own(c, k);
+  const v = $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object") $fail($q0, kernel + ": call." + k + " must be an object, got " + $show(v));
   return v as Bag;
@@ -353,15 +368,15 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   let hasDtype = false;
   for (const k in v) {
     if ($hasOwn.call(v, k)) {
-      if (k === $q1) hasShape = true;
-      else if (k === $q2) hasDtype = true;
+      if (k === $q3) hasShape = true;
+      else if (k === $q4) hasDtype = true;
     }
   }
-  if (!hasShape) hasShape = $hasOwn.call(v, $q1);
-  if (!hasDtype) hasDtype = $hasOwn.call(v, $q2);
-  const s: unknown = hasShape ? (v as Bag)[$q1] : undefined;
-  const dtype: unknown = hasDtype ? (v as Bag)[$q2] : undefined;
-  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q3 + $show(s) + "; a shape must be an array of non-negative integers");
+  if (!hasShape) hasShape = $hasOwn.call(v, $q3);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q4);
+  const s: unknown = hasShape ? (v as Bag)[$q3] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q4] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q5 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   // Allocated at its length (cheaper than growing it by push); every element is then set.
@@ -369,28 +384,28 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d as number;
   }
-  if (!ok) $badTensor(kernel, what, id, $q3 + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q4 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q5 + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q6 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail($q0, kernel + ": " + what + $q5 + id + $q6 + detail);
+  return $fail($q0, kernel + ": " + what + $q7 + id + $q8 + detail);
 }
 /** Fails for a required tensor the call does not give. */
 function $missing(kernel: string, what: string, id: string): never {
-  return $fail($q0, kernel + ": required " + what + $q5 + id + "\u0060 is missing");
+  return $fail($q0, kernel + ": required " + what + $q7 + id + "\u0060 is missing");
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q4 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q7 + prev);
+  return $badTensor(kernel, what, id, $q6 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q9 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
-  return $badTensor(kernel, what, id, " must have rank " + rank + $q8 + got);
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q10 + got);
 }
 /** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
 function $param(t: TensorDesc, dt: string, by: string, param: string, rank: number, kernel: string, what: string, id: string): void {
@@ -403,17 +418,17 @@ function $rank(t: TensorDesc, rank: number, kernel: string, what: string, id: st
 }
 /** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
 function $num(v: unknown, int: boolean, kernel: string, name: string): void {
-  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
+  if (v !== undefined && !(typeof v === "number" && (int ? $isInt(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q9 + name + "\u0060 must be " + want + $q8 + $show(v));
+  return $fail($q0, kernel + $q11 + name + "\u0060 must be " + want + $q10 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q9 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q11 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -425,42 +440,42 @@ function $overflow(v: number): never {
   return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
 }
 function $chk(v: number): number {
-  return Number.isSafeInteger(v) ? v : $overflow(v);
+  return $isSafe(v) ? v : $overflow(v);
 }
 function $isI(a: number, b: number): boolean {
-  return Number.isInteger(a) && Number.isInteger(b);
+  return $isInt(a) && $isInt(b);
 }
 /** a + b, failing on integer overflow when both are integers (number-typed operands). */
 function $addN(a: number, b: number): number {
   const r = a + b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a - b, failing on integer overflow when both are integers (number-typed operands). */
 function $subN(a: number, b: number): number {
   const r = a - b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a * b, failing on integer overflow when both are integers (number-typed operands). */
 function $mulN(a: number, b: number): number {
   const r = a * b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q10);
-  return $chk(Math.floor(a / b));
+  if (b === 0) $err("integer division by zero (" + a + $q12);
+  return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q11 + a + $q12);
+  if (b === 0) $err($q13 + a + $q14);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q11 + a + $q12);
+  if (b === 0) $err($q13 + a + $q14);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q10);
+  if (b === 0) $err("division by zero (" + a + $q12);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -471,12 +486,12 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q13 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q15 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
-  return $chk(-Math.floor(-a / b));
+  return $chk(-$floor(-a / b));
 }
 function $pow2ceil(n: number): number {
   if (n <= 1) return 1;
@@ -491,7 +506,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q14 + id + $q15);
+  if (t === null) $err(what + $q16 + id + $q17);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -499,7 +514,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q16)) return new EvalFailure($q16 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q18)) return new EvalFailure($q18 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -536,7 +551,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q17 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q19 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -549,25 +564,25 @@ function $sv(f: () => unknown): string {
  * text is the gaps with the operands' texts between them, or the one gap alone.
  */
 function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
-  let s = $where(path) + $q6 + gaps[0]!;
+  let s = $where(path) + $q8 + gaps[0]!;
   for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
   s += "\u0060 is false (";
   for (let i = 0; i < parts.length; i += 2) {
     const v = parts[i + 1]!;
-    s += (i ? ", " : "") + (parts[i] as string) + $q7 + (typeof v === "function" ? $sv(v) : v);
+    s += (i ? ", " : "") + (parts[i] as string) + $q9 + (typeof v === "function" ? $sv(v) : v);
   }
   return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + $q6 + p + $q6;
+  for (const p of path) s += (s ? " > " : "in ") + $q8 + p + $q8;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q18, prefix + ": " + what + $q19 + e.message);
+  if (e instanceof EvalFailure) $fail($q20, prefix + ": " + what + $q21 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -575,7 +590,7 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return $q6 + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q8 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 /** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
@@ -588,10 +603,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q20 + id + ", " + ax + "): tensor \u0060" + id + $q15);
+  if (t === null) $err($q22 + id + ", " + ax + "): tensor \u0060" + id + $q17);
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err($q20 + id + ", " + ax + $q13 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q22 + id + ", " + ax + $q15 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -604,7 +619,7 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q18, prefix + ": " + what + " needs " + size + $q21 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q20, prefix + ": " + what + " needs " + size + $q23 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -612,8 +627,8 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   const a = v as unknown[];
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q18, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
+  if (!ok) $fail($q20, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -624,13 +639,13 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q22, head + s + tail);
+  return $fail($q24, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q22, head + s + tail);
+  return $fail($q24, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
@@ -644,7 +659,7 @@ function $word(bytes: Uint8Array, o: number, w: number): void {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
   const n = v as number;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail($q18, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -654,13 +669,13 @@ function $f32(bytes: Uint8Array, o: number, v: unknown): void {
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
-  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
-    $fail($q18, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+  if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
+    $fail($q20, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types by the index a pass's layout gives ($bl). */
-const BT = ["storage", "read-only-storage", $q23] as const;
+const BT = ["storage", "read-only-storage", $q25] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
  * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
@@ -672,11 +687,15 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
 }
 /** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q24, bindings, resources, workgroups: [x, y, z] };
+  return { id, name, shader, entryPoint: $q26, bindings, resources, workgroups: [x, y, z] };
 }
 /** A uniform buffer's bytes as a binding resource. */
 function $ur(bytes: Uint8Array): BindingResource {
-  return { kind: $q23, bytes };
+  return { kind: $q25, bytes };
+}
+/** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
+function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
+  return { kernel, variant, passes, scratch, outputShapes };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch: string, size: number): BindingResource {
@@ -684,14 +703,14 @@ function $scratch(scratch: string, size: number): BindingResource {
 }
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q18, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q20, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q18, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q19 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q20, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q21 + e.message);
   throw e;
 }
 /**
@@ -699,13 +718,16 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q18, prefix + ": " + whats[st - 1] + $q19 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q20, prefix + ": " + whats[st - 1] + $q21 + e.message);
   throw e;
 }
-/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
-function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, max: number, kernel: string, limit: string): BindingResource {
+/**
+ * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
+ * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ */
+function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, lim: readonly [number, string, string]): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail($q18, kernel + $q14 + id + "\u0060 needs " + size + $q21 + limit + " (" + max + ")");
+  if (!(size <= lim[0])) $fail($q20, lim[2] + $q16 + id + "\u0060 needs " + size + $q23 + lim[1] + " (" + lim[0] + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -738,7 +760,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q25;
+const K0 = $q27;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -751,174 +773,150 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q26, $q27, $q28, $q29, $q30, $q31];
+const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
 const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : undefined) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q26, $q27, $q28, $q29, $q30];
+const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : undefined) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q27, $q29];
+const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "f051d8571c0ddf53" : undefined) : a0 === 32 ? (a1 === 128 ? "685cba28b8d3d6c9" : a1 === 96 ? "17d2bae94a44953e" : undefined) : undefined) ?? $noShader(vp + $q34, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "f051d8571c0ddf53" : null) : a0 === 32 ? (a1 === 128 ? "685cba28b8d3d6c9" : a1 === 96 ? "17d2bae94a44953e" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q25;
-const K0A0V14: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
-const K0A0V15: readonly string[] = [$q43, $q44, $q45, $q46];
-const K0A0S3 = K0A0S0 + $q47;
-const K0A0V16: readonly BindingPlan[] = $bl([$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q49, 0, $q50, 0, $q42, 2]);
-const K0A0V17: readonly string[] = [$q43, $q51, $q52];
-const K0A0S4 = K0A0S0 + $q53;
-const K0A0V18: readonly BindingPlan[] = $bl([$q49, 1, $q50, 1, $q54, 0]);
-const K0A0S5 = K0A0S0 + $q55;
-const K0A0V19: readonly string[] = [K0A0S0, $q56, K0A0S0, $q57];
+const K0A0S2 = $q27;
+const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
+const K0A0V16: readonly string[] = [$q46, $q47, $q48, $q49];
+const K0A0S3 = K0A0S0 + $q50;
+const K0A0V17: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q52, 0, $q53, 0, $q45, 2]);
+const K0A0V18: readonly string[] = [$q46, $q54, $q55];
+const K0A0S4 = K0A0S0 + $q56;
+const K0A0V19: readonly BindingPlan[] = $bl([$q52, 1, $q53, 1, $q57, 0]);
+const K0A0S5 = K0A0S0 + $q58;
+const K0A0V20: readonly string[] = [K0A0S0, $q59, K0A0S0, $q60];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : undefined) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V20: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 2]);
-const K0A0V21: readonly string[] = [$q44, $q45, $q46];
-const K0A0S7 = K0A0S6 + $q47;
-const K0A0S8 = K0A0S6 + $q53;
-const K0A0S9 = K0A0S6 + $q55;
-const K0A0V22: readonly string[] = [K0A0S6, $q56, K0A0S6, $q57];
+const K0A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
+const K0A0V22: readonly string[] = [$q47, $q48, $q49];
+const K0A0S7 = K0A0S6 + $q50;
+const K0A0S8 = K0A0S6 + $q56;
+const K0A0S9 = K0A0S6 + $q58;
+const K0A0V23: readonly string[] = [K0A0S6, $q59, K0A0S6, $q60];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : undefined) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : undefined) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q33, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V23: readonly BindingPlan[] = $bl([$q48, 1, $q37, 0, $q38, 0, $q39, 1, $q40, 1, $q41, 1, $q42, 2]);
-const K0A0S11 = K0A0S10 + $q47;
-const K0A0S12 = K0A0S10 + $q53;
-const K0A0S13 = K0A0S10 + $q55;
-const K0A0V24: readonly string[] = [K0A0S10, $q56, K0A0S10, $q57];
+const K0A0V24: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
+const K0A0S11 = K0A0S10 + $q50;
+const K0A0S12 = K0A0S10 + $q56;
+const K0A0S13 = K0A0S10 + $q58;
+const K0A0V25: readonly string[] = [K0A0S10, $q59, K0A0S10, $q60];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : undefined) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q32, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V25: readonly BindingPlan[] = $bl([$q48, 1, $q37, 0, $q38, 0, $q58, 1, $q42, 2]);
-const K0A0S15 = K0A0S14 + $q47;
-const K0A0S16 = K0A0S14 + $q53;
-const K0A0S17 = K0A0S14 + $q55;
-const K0A0V26: readonly string[] = [K0A0S14, $q56, K0A0S14, $q57];
-const K0A0V27: readonly string[] = ["", " or ", ""];
+const K0A0V26: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
+const K0A0S15 = K0A0S14 + $q50;
+const K0A0S16 = K0A0S14 + $q56;
+const K0A0S17 = K0A0S14 + $q58;
+const K0A0V27: readonly string[] = [K0A0S14, $q59, K0A0S14, $q60];
+const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : undefined) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q59, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q47;
-const K0A0V28: readonly BindingPlan[] = $bl([$q48, 1, $q37, 1, $q38, 1, $q39, 1, $q40, 1, $q41, 1, $q54, 0, $q42, 2]);
-const K0A0V29: readonly string[] = [$q43, $q51];
-const K0A0S20 = K0A0S18 + $q60;
+const K0A0S19 = K0A0S18 + $q50;
+const K0A0V29: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q57, 0, $q45, 2]);
+const K0A0V30: readonly string[] = [$q46, $q54];
+const K0A0S20 = K0A0S18 + $q63;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q47;
-const K0A0S23 = K0A0S21 + $q60;
+const K0A0S22 = K0A0S21 + $q50;
+const K0A0S23 = K0A0S21 + $q63;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : undefined) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : undefined) : undefined) : undefined) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : undefined) : undefined) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q59, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q47;
-const K0A0S26 = K0A0S24 + $q60;
+const K0A0S25 = K0A0S24 + $q50;
+const K0A0S26 = K0A0S24 + $q63;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q47;
-const K0A0S29 = K0A0S27 + $q60;
+const K0A0S28 = K0A0S27 + $q50;
+const K0A0S29 = K0A0S27 + $q63;
 
-class K0A0 {
-  declare readonly t0: TensorDesc | null;
-  declare readonly t1: TensorDesc | null;
-  declare readonly t2: TensorDesc | null;
-  declare readonly t3: TensorDesc | null;
-  declare readonly t4: TensorDesc | null;
-  declare readonly t5: TensorDesc | null;
-  declare readonly t6: TensorDesc | null;
-  declare readonly t7: TensorDesc | null;
-  declare readonly t8: TensorDesc | null;
-  declare t9: TensorDesc | null;
-  declare readonly u3: TensorDesc | null;
-  declare readonly u4: TensorDesc | null;
-  declare readonly a0: unknown;
-  declare readonly a1: unknown;
-  declare readonly a2: unknown;
-  declare readonly a3: unknown;
-  declare m0: boolean | undefined;
-  declare m1: boolean | undefined;
-  declare m2: number | undefined;
-  declare m3: boolean | undefined;
-  declare m4: number | undefined;
-  declare m5: boolean | undefined;
-  declare m6: boolean | undefined;
-  declare m7: boolean | undefined;
-  declare m8: boolean | undefined;
-  declare m9: number | undefined;
-  declare m10: number | undefined;
-  declare m11: number | undefined;
-  declare m12: number | undefined;
-  declare m13: boolean | undefined;
-  declare m14: number | undefined;
-  declare m15: number | undefined;
-  declare m16: number | undefined;
-  declare m17: number | undefined;
-  declare m18: number | undefined;
-  declare m19: boolean | undefined;
-  declare m20: number | undefined;
-  declare m21: number | undefined;
-  declare m22: boolean | undefined;
-  declare m23: number | undefined;
-  declare m24: boolean | undefined;
-  declare q1: BindingResource | undefined;
-  declare q2: BindingResource | undefined;
-  declare q3: BindingResource | undefined;
-  declare q4: BindingResource | undefined;
-  declare q5: BindingResource | undefined;
-  declare q6: BindingResource | undefined;
-  declare q7: BindingResource | undefined;
-  declare q0: BindingResource | undefined;
-  declare q9: BindingResource | undefined;
-  declare q8: BindingResource | undefined;
-  declare m25: number | undefined;
-  declare m26: boolean | undefined;
-  declare m27: number | undefined;
-  declare m28: number | undefined;
-  declare m29: number | undefined;
-  declare m30: number | undefined;
-  declare m31: number | undefined;
-  declare m32: boolean | undefined;
-  declare m33: boolean | undefined;
-  declare readonly s0: readonly number[];
-  declare readonly s3: readonly number[];
-  declare readonly s4: readonly number[];
-  declare readonly s5: readonly number[];
-  declare readonly s6: readonly number[];
-  declare readonly s7: readonly number[];
-  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown) {
-    this.t0 = t0;
-    this.t1 = t1;
-    this.t2 = t2;
-    this.t3 = t3;
-    this.t4 = t4;
-    this.t5 = t5;
-    this.t6 = t6;
-    this.t7 = t7;
-    this.t8 = t8;
-    this.t9 = t9;
-    this.u3 = u3;
-    this.u4 = u4;
-    this.a0 = a0;
-    this.a1 = a1;
-    this.a2 = a2;
-    this.a3 = a3;
-    this.s0 = t0!.shape;
-    this.s3 = t3!.shape;
-    this.s4 = t4!.shape;
-    this.s5 = t5!.shape;
-    this.s6 = t6!.shape;
-    this.s7 = t7!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.q1 = this.q2 = this.q3 = this.q4 = this.q5 = this.q6 = this.q7 = this.q0 = this.q9 = this.q8 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = undefined;
-  }
+interface K0A0 {
+  readonly t0: TensorDesc | null;
+  readonly t1: TensorDesc | null;
+  readonly t2: TensorDesc | null;
+  readonly t3: TensorDesc | null;
+  readonly t4: TensorDesc | null;
+  readonly t5: TensorDesc | null;
+  readonly t6: TensorDesc | null;
+  readonly t7: TensorDesc | null;
+  readonly t8: TensorDesc | null;
+  t9: TensorDesc | null;
+  readonly u3: TensorDesc | null;
+  readonly u4: TensorDesc | null;
+  readonly a0: unknown;
+  readonly a1: unknown;
+  readonly a2: unknown;
+  readonly a3: unknown;
+  readonly s0: readonly number[];
+  readonly s3: readonly number[];
+  readonly s4: readonly number[];
+  readonly s5: readonly number[];
+  readonly s6: readonly number[];
+  readonly s7: readonly number[];
+  m0: boolean | null;
+  m1: boolean | null;
+  m2: number | null;
+  m3: boolean | null;
+  m4: number | null;
+  m5: boolean | null;
+  m6: boolean | null;
+  m7: boolean | null;
+  m8: boolean | null;
+  m9: number | null;
+  m10: number | null;
+  m11: number | null;
+  m12: number | null;
+  m13: boolean | null;
+  m14: number | null;
+  m15: number | null;
+  m16: number | null;
+  m17: number | null;
+  m18: number | null;
+  m19: boolean | null;
+  m20: number | null;
+  m21: number | null;
+  m22: boolean | null;
+  m23: number | null;
+  m24: boolean | null;
+  q1: BindingResource | null;
+  q2: BindingResource | null;
+  q3: BindingResource | null;
+  q4: BindingResource | null;
+  q5: BindingResource | null;
+  q6: BindingResource | null;
+  q7: BindingResource | null;
+  q0: BindingResource | null;
+  q9: BindingResource | null;
+  q8: BindingResource | null;
+  m25: number | null;
+  m26: boolean | null;
+  m27: number | null;
+  m28: number | null;
+  m29: number | null;
+  m30: number | null;
+  m31: number | null;
+  m32: boolean | null;
+  m33: boolean | null;
 }
 /** derive "cacheShapeOk": memo m0 */
 function K0A0_d0(o: K0A0): boolean {
@@ -929,7 +927,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q61);
+    throw $wrap(e, $q64);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -937,7 +935,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q62);
+    throw $wrap(e, $q65);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -949,7 +947,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q63);
+    throw $wrap(e, $q66);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -959,9 +957,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q64) === o.s0[0]) && ($need(o.t8, $q65, $q64).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q67) === o.s0[0]) && ($need(o.t8, $q68, $q67).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q66);
+    throw $wrap(e, $q69);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -970,27 +968,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q67, () => o.s4, $q68, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q26, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q70, $q71, $q70])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q70, () => o.s4, $q71, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q28, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q72, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q73, $q74, $q73])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => $why(path, K0A0V3, [$q75, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q62, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q62, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q62, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q73, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q65, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q65, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q65, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q76, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t9!.shape[0], $q75, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q76, () => o.t9!.shape[1], $q63, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q77, () => o.t9!.shape[0], $q78, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q79, () => o.t9!.shape[1], $q66, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q74, $q73])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q64) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q64), $q75, () => o.s0[0]]), () => $why(path, K0A0V6, [$q65, () => $need(o.t8, $q65, $q64).shape.length])]) : c === false ? $where(path) + $q77 : $where(path) + $q78)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q67) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q67), $q78, () => o.s0[0]]), () => $why(path, K0A0V6, [$q68, () => $need(o.t8, $q68, $q67).shape.length])]) : c === false ? $where(path) + $q80 : $where(path) + $q81)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q79]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q61]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q80]), () => K0A0_x5(o, [...path, $q66])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q82]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q64]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q83]), () => K0A0_x5(o, [...path, $q69])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1002,7 +1000,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q81, () => K0A0_x0(o, [...[], $q81]));
+  return $condWhy(() => K0A0_d7(o), $q84, () => K0A0_x0(o, [...[], $q84]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1010,7 +1008,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q75, () => o.s0[0], $q82, $q83]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q27, () => o.a2, $q82, $q83]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q84, $q85])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q78, () => o.s0[0], $q85, $q86]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q29, () => o.a2, $q85, $q86]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q87, $q88])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1022,7 +1020,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q86, () => K0A0_x6(o, [...[], $q86]));
+  return $condWhy(() => K0A0_d8(o), $q89, () => K0A0_x6(o, [...[], $q89]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1035,7 +1033,7 @@ function K0A0_d9(o: K0A0): number {
 /** derive "pagedSplitCap": memo m10 */
 function K0A0_d10(o: K0A0): number {
   try {
-    return (o.m10 ??= Math.max((1 as number), (Math.min((16 as number), ($chk(Math.floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
+    return (o.m10 ??= $max((1 as number), ($min((16 as number), ($chk($floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedSplitCap");
   }
@@ -1051,9 +1049,9 @@ function K0A0_d11(o: K0A0): number {
 /** derive "numSplits": memo m12 */
 function K0A0_d12(o: K0A0): number {
   try {
-    return (o.m12 ??= Math.max((1 as number), (Math.min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), (Math.max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
+    return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q87);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1064,9 +1062,9 @@ function K0A0_d13(o: K0A0): boolean {
 /** derive "headVec": memo m14 */
 function K0A0_d14(o: K0A0): number {
   try {
-    return (o.m14 ??= $chk(Math.floor((o.s3[3] as number) / (4 as number))));
+    return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q88);
+    throw $wrap(e, $q91);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1074,7 +1072,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q89);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1082,27 +1080,27 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
 function K0A0_d17(o: K0A0): number {
   try {
-    return (o.m17 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+    return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q91);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
 function K0A0_d18(o: K0A0): number {
-  return (o.m18 ??= Math.max(((o.m17 ?? K0A0_d17(o)) as number), (128 as number)));
+  return (o.m18 ??= $max(((o.m17 ?? K0A0_d17(o)) as number), (128 as number)));
 }
 /** derive "pagedSplitFits": memo m19 */
 function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (128 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (128 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (128 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q95);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1112,7 +1110,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q93]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q88, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q94, $q95]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q89, () => K0A0_d15(o), $q96, $q97]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q94, $q95]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d16(o), $q96, $q97]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K0A0_d12(o), $q82, $q83]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q84, $q85]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q88, () => K0A0_d14(o), $q98, $q85]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q84, $q85]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d17(o), $q98, $q85]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q84, $q85]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q99, () => K0A0_d18(o), $q98, $q85]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q100, $q101])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q90, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q96]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d15(o), $q97, $q98]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d15(o), $q99, $q100]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d16(o), $q97, $q98]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d16(o), $q99, $q100]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d12(o), $q85, $q86]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d14(o), $q87, $q88]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d14(o), $q101, $q88]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d17(o), $q87, $q88]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d17(o), $q101, $q88]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d18(o), $q87, $q88]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d18(o), $q101, $q88]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q103, $q104])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1124,14 +1122,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q92, () => K0A0_x7(o, [...[], $q92]));
+  return $condWhy(() => K0A0_d19(o), $q95, () => K0A0_x7(o, [...[], $q95]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
-    return (o.m20 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1139,7 +1137,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q103);
+    throw $wrap(e, $q106);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1148,7 +1146,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q103, () => K0A0_d21(o), $q100, $q101]);
+  return $why(path, K0A0V7, [$q106, () => K0A0_d21(o), $q103, $q104]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1160,27 +1158,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q104, () => K0A0_x9(o, [...[], $q104]));
+  return $condWhy(() => K0A0_d22(o), $q107, () => K0A0_x9(o, [...[], $q107]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q106, $q107).shape.length === 2)) && ($need(o.t2, $q108, $q109).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q107) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q109) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q107) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q109) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q110, $q107).dtype === $q111)) && ($need(o.t2, $q112, $q109).dtype === $q111)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q109, $q110).shape.length === 2)) && ($need(o.t2, $q111, $q112).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q110) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q110) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q112) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q113, $q110).dtype === $q114)) && ($need(o.t2, $q115, $q112).dtype === $q114)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q113);
+    throw $wrap(e, $q116);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 2), () => $why(path, K0A0V9, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 2), () => $why(path, K0A0V9, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q75, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q109) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q109), $q75, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q105, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q109) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q109), $q105, () => K0A0_d23(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q63, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q117, () => (o.t2 !== null), () => $where(path) + $q118, () => ($need(o.t1, $q109, $q110).shape.length === 2), () => $why(path, K0A0V9, [$q109, () => $need(o.t1, $q109, $q110).shape.length]), () => ($need(o.t2, $q111, $q112).shape.length === 2), () => $why(path, K0A0V9, [$q111, () => $need(o.t2, $q111, $q112).shape.length]), () => ($dimT(o.t1, (0 as number), $q110) === o.s0[0]), () => $why(path, K0A0V1, [$q119, () => $dimT(o.t1, (0 as number), $q110), $q78, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q112), $q78, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q110) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q120, () => $dimT(o.t1, (1 as number), $q110), $q108, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q112) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q112), $q108, () => K0A0_d23(o)]), () => ($need(o.t1, $q113, $q110).dtype === $q114), () => $why(path, K0A0V1, [$q113, () => $need(o.t1, $q113, $q110).dtype, $q74, $q73]), () => ($need(o.t2, $q115, $q112).dtype === $q114), () => $why(path, K0A0V1, [$q115, () => $need(o.t2, $q115, $q112).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q121, () => o.s0[1], $q66, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1192,7 +1190,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q113, () => K0A0_x10(o, [...[], $q113]));
+  return $condWhy(() => K0A0_d24(o), $q116, () => K0A0_x10(o, [...[], $q116]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1200,96 +1198,96 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q31, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q33, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q119, $q107, 2, 134217728, K0A0S2, $q120));
+  return (o.q1 ??= $buf(o.t1!, $q122, $q110, 2, K0A0V14));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q119, $q109, 2, 134217728, K0A0S2, $q120));
+  return (o.q2 ??= $buf(o.t2!, $q122, $q112, 2, K0A0V14));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q119, $q121, 2, 134217728, K0A0S2, $q120));
+  return (o.q3 ??= $buf(o.t3!, $q122, $q123, 2, K0A0V14));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q119, $q122, 2, 134217728, K0A0S2, $q120));
+  return (o.q4 ??= $buf(o.t4!, $q122, $q124, 2, K0A0V14));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q119, $q123, 4, 134217728, K0A0S2, $q120));
+  return (o.q5 ??= $buf(o.t5!, $q122, $q125, 4, K0A0V14));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q119, $q124, 4, 134217728, K0A0S2, $q120));
+  return (o.q6 ??= $buf(o.t6!, $q122, $q126, 4, K0A0V14));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q119, $q125, 4, 134217728, K0A0S2, $q120));
+  return (o.q7 ??= $buf(o.t7!, $q122, $q127, 4, K0A0V14));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q35, $q107);
-    const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q36, $q109);
-    const q1 = K0A0_z2(o);
-    const q2 = K0A0_z3(o);
-    const q3 = K0A0_z4(o);
-    const q4 = K0A0_z5(o);
-    const q5 = K0A0_z6(o);
-    const q6 = K0A0_z7(o);
+    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    const q0 = o.q1 ?? K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    const q1 = o.q2 ?? K0A0_z2(o);
+    const q2 = o.q3 ?? K0A0_z3(o);
+    const q3 = o.q4 ?? K0A0_z4(o);
+    const q4 = o.q5 ?? K0A0_z5(o);
+    const q5 = o.q6 ?? K0A0_z6(o);
+    const q6 = o.q7 ?? K0A0_z7(o);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q126);
-    $u32(b7, 4, r1, pp, $q127);
+    $u32(b7, 0, r0, pp, $q128);
+    $u32(b7, 4, r1, pp, $q129);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V14, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q130, $q131, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V15, st);
+    return $evalIn(e, pp, K0A0V16, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q119, $q130, 2, 134217728, K0A0S2, $q120));
+  return (o.q0 ??= $buf(o.t0!, $q122, $q132, 2, K0A0V14));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K0A0_z0(o);
-    const q1 = K0A0_z3(o);
-    const q2 = K0A0_z4(o);
-    const q3 = K0A0_z5(o);
-    const q4 = K0A0_z6(o);
-    const q5 = K0A0_z7(o);
+    const q0 = o.q0 ?? K0A0_z0(o);
+    const q1 = o.q3 ?? K0A0_z3(o);
+    const q2 = o.q4 ?? K0A0_z4(o);
+    const q3 = o.q5 ?? K0A0_z5(o);
+    const q4 = o.q6 ?? K0A0_z6(o);
+    const q5 = o.q7 ?? K0A0_z7(o);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q131) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
     const b8 = new Uint8Array(16);
-    $u32(b8, 0, r0, pp, $q126);
+    $u32(b8, 0, r0, pp, $q128);
     $f32(b8, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V16, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V17, st);
+    return $evalIn(e, pp, K0A0V18, st);
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q54, $q132, 2, 134217728, K0A0S2, $q120));
+  return (o.q9 ??= $buf(o.t9!, $q57, $q134, 2, K0A0V14));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-  const q0 = K0A0_z9(o);
+  const q0 = o.q9 ?? K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q133, "PagedAttention.AttendSplitKMerge", s, K0A0V18, [c0, c1, q0], 1, wy, wz);
+  return $pass($q135, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1299,15 +1297,15 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S0, $q134);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S0, $q136);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S0, $q135);
-    const c0 = $scratch($q136, x0);
-    const c1 = $scratch($q137, x1);
-    return { kernel: $q25, variant: "separate_derived_splitk", passes: [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S0, $q137);
+    const c0 = $scratch($q138, x0);
+    const c1 = $scratch($q139, x1);
+    return $plan($q27, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V19, st);
+    return $evalAt(e, K0A0V20, st);
   }
 }
 function K0A0_r0(o: K0A0): string {
@@ -1322,35 +1320,35 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q78;
+  return $where([]) + $q81;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q119, $q64, 4, 134217728, K0A0S2, $q120));
+  return (o.q8 ??= $buf(o.t8!, $q122, $q67, 4, K0A0V14));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q35, $q107);
-    const q0 = K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q36, $q109);
-    const q1 = K0A0_z2(o);
-    const q2 = K0A0_z3(o);
-    const q3 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q58, $q64);
-    const q4 = K0A0_z8(o);
+    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    const q0 = o.q1 ?? K0A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    const q1 = o.q2 ?? K0A0_z2(o);
+    const q2 = o.q3 ?? K0A0_z3(o);
+    const q3 = o.q4 ?? K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q61, $q67);
+    const q4 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b5 = new Uint8Array(16);
-    $u32(b5, 0, r0, pp, $q127);
+    $u32(b5, 0, r0, pp, $q129);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V20, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q130, $q131, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V21, st);
+    return $evalIn(e, pp, K0A0V22, st);
   }
 }
 function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1361,15 +1359,15 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S6, $q134);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S6, $q136);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S6, $q135);
-    const c0 = $scratch($q136, x0);
-    const c1 = $scratch($q137, x1);
-    return { kernel: $q25, variant: "separate_slot_splitk", passes: [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S6, $q137);
+    const c0 = $scratch($q138, x0);
+    const c1 = $scratch($q139, x1);
+    return $plan($q27, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V22, st);
+    return $evalAt(e, K0A0V23, st);
   }
 }
 function K0A0_r1(o: K0A0): string {
@@ -1383,7 +1381,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q138);
+    throw $wrap(e, $q140);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1392,7 +1390,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q118, () => o.s0[1], $q138, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q141, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q121, () => o.s0[1], $q140, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1404,33 +1402,33 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q140, () => K0A0_x11(o, [...[], $q140]));
+  return $condWhy(() => K0A0_d26(o), $q142, () => K0A0_x11(o, [...[], $q142]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K0A0_z0(o);
-    const q1 = K0A0_z3(o);
-    const q2 = K0A0_z4(o);
-    const q3 = K0A0_z5(o);
-    const q4 = K0A0_z6(o);
-    const q5 = K0A0_z7(o);
+    const q0 = o.q0 ?? K0A0_z0(o);
+    const q1 = o.q3 ?? K0A0_z3(o);
+    const q2 = o.q4 ?? K0A0_z4(o);
+    const q3 = o.q5 ?? K0A0_z5(o);
+    const q4 = o.q6 ?? K0A0_z6(o);
+    const q5 = o.q7 ?? K0A0_z7(o);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b6 = new Uint8Array(16);
-    $u32(b6, 0, r0, pp, $q126);
-    $u32(b6, 4, r1, pp, $q127);
+    $u32(b6, 0, r0, pp, $q128);
+    $u32(b6, 4, r1, pp, $q129);
     st = 3;
-    const r2: unknown = Math.min(($chk(-Math.floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
+    const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
-    const r3: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
+    const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V23, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q130, $q131, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V15, st);
+    return $evalIn(e, pp, K0A0V16, st);
   }
 }
 function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1441,15 +1439,15 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S10, $q134);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S10, $q136);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S10, $q135);
-    const c0 = $scratch($q136, x0);
-    const c1 = $scratch($q137, x1);
-    return { kernel: $q25, variant: "packed_derived_splitk", passes: [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S10, $q137);
+    const c0 = $scratch($q138, x0);
+    const c1 = $scratch($q139, x1);
+    return $plan($q27, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V24, st);
+    return $evalAt(e, K0A0V25, st);
   }
 }
 function K0A0_r2(o: K0A0): string {
@@ -1461,24 +1459,24 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K0A0_z0(o);
-    const q1 = K0A0_z3(o);
-    const q2 = K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q58, $q64);
-    const q3 = K0A0_z8(o);
+    const q0 = o.q0 ?? K0A0_z0(o);
+    const q1 = o.q3 ?? K0A0_z3(o);
+    const q2 = o.q4 ?? K0A0_z4(o);
+    if (o.t8 === null) $omitted(pp, $q61, $q67);
+    const q3 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
     const b4 = new Uint8Array(16);
-    $u32(b4, 0, r0, pp, $q127);
+    $u32(b4, 0, r0, pp, $q129);
     st = 2;
-    const r1: unknown = Math.min(($chk(-Math.floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
+    const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
-    const r2: unknown = $chk(-Math.floor(-($chk(-Math.floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
+    const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q128, $q129, s, K0A0V25, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
+    return $pass($q130, $q131, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V21, st);
+    return $evalIn(e, pp, K0A0V22, st);
   }
 }
 function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1489,15 +1487,15 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K0A0S14, $q134);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S14, $q136);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K0A0S14, $q135);
-    const c0 = $scratch($q136, x0);
-    const c1 = $scratch($q137, x1);
-    return { kernel: $q25, variant: "packed_slot_splitk", passes: [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], scratch: [{ id: $q136, size: x0 }, { id: $q137, size: x1 }], outputShapes: shapes };
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S14, $q137);
+    const c0 = $scratch($q138, x0);
+    const c1 = $scratch($q139, x1);
+    return $plan($q27, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V26, st);
+    return $evalAt(e, K0A0V27, st);
   }
 }
 function K0A0_r3(o: K0A0): string {
@@ -1525,7 +1523,7 @@ function K0A0_d28(o: K0A0): number {
 /** derive "pagedAttnWgBudget": memo m29 */
 function K0A0_d29(o: K0A0): number {
   try {
-    return (o.m29 ??= $divN(($chk(Math.floor(($subN(4096 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+    return (o.m29 ??= $divN(($chk($floor(($subN(4096 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedAttnWgBudget");
   }
@@ -1533,9 +1531,9 @@ function K0A0_d29(o: K0A0): number {
 /** derive "pagedAttnWg": memo m30 */
 function K0A0_d30(o: K0A0): number {
   try {
-    return (o.m30 ??= Math.max((32 as number), (Math.min((64 as number), ($chk(Math.floor(($pow2ceil(($chk((Math.max((1 as number), ($chk(Math.floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
+    return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q141);
+    throw $wrap(e, $q143);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1543,7 +1541,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q142);
+    throw $wrap(e, $q144);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1552,7 +1550,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q142, () => K0A0_d31(o), $q100, $q101]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q84, $q85]), () => $why(path, K0A0V7, [$q141, () => K0A0_d30(o), $q98, $q85])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q144, () => K0A0_d31(o), $q103, $q104]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q143, () => K0A0_d30(o), $q87, $q88]), () => $why(path, K0A0V7, [$q143, () => K0A0_d30(o), $q101, $q88])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1564,7 +1562,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q143, () => K0A0_x12(o, [...[], $q143]));
+  return $condWhy(() => K0A0_d32(o), $q145, () => K0A0_x12(o, [...[], $q145]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1572,7 +1570,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V27, [$q93, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V28, [$q96, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1584,36 +1582,36 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q144, () => K0A0_x13(o, [...[], $q144]));
+  return $condWhy(() => K0A0_d33(o), $q146, () => K0A0_x13(o, [...[], $q146]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K0A0_z0(o);
-    const q1 = K0A0_z3(o);
-    const q2 = K0A0_z4(o);
-    const q3 = K0A0_z5(o);
-    const q4 = K0A0_z6(o);
-    const q5 = K0A0_z7(o);
-    const q6 = K0A0_z9(o);
+    const q0 = o.q0 ?? K0A0_z0(o);
+    const q1 = o.q3 ?? K0A0_z3(o);
+    const q2 = o.q4 ?? K0A0_z4(o);
+    const q3 = o.q5 ?? K0A0_z5(o);
+    const q4 = o.q6 ?? K0A0_z6(o);
+    const q5 = o.q7 ?? K0A0_z7(o);
+    const q6 = o.q9 ?? K0A0_z9(o);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q131) : 0);
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
     const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q126);
+    $u32(b7, 0, r0, pp, $q128);
     $f32(b7, 4, r1);
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q24, "PagedAttention.Attend", s, K0A0V28, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q26, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V29, st);
+    return $evalIn(e, pp, K0A0V30, st);
   }
 }
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return { kernel: $q25, variant: "separate_derived", passes: [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1624,7 +1622,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return { kernel: $q25, variant: "separate_slot", passes: [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1635,7 +1633,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return { kernel: $q25, variant: "packed_derived", passes: [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1646,7 +1644,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return { kernel: $q25, variant: "packed_slot", passes: [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q27, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1659,18 +1657,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q25, $q145);
+    $evalFail(e, $q27, $q147);
   }
-  const h0 = $outShape(o0, 2, $q25, $q132);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q111 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q25, $q132, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q27, $q134);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q114 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q27, $q134, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q25, $q121, o.u3.shape, h1, $q68);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q27, $q123, o.u3.shape, h1, $q71);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q25, $q122, o.u4.shape, h2, $q67);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q27, $q124, o.u4.shape, h2, $q70);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q146, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q146, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q148, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q148, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1680,14 +1678,14 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q147, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q149, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
-  const ins = $bag(c, $q148, K0);
-  const outs = $bag(c, $q149, K0);
+  const ins = $bag(c, $q1, K0);
+  const outs = $bag(c, $q2, K0);
   const attrs = $bag(c, $q150, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
@@ -1709,32 +1707,32 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q130:
-          t0 = $td(ins[key], K0, $q119, key);
+        case $q132:
+          t0 = $td(ins[key], K0, $q122, key);
           break;
-        case $q107:
-          t1 = $td(ins[key], K0, $q119, key);
+        case $q110:
+          t1 = $td(ins[key], K0, $q122, key);
           break;
-        case $q109:
-          t2 = $td(ins[key], K0, $q119, key);
-          break;
-        case $q121:
-          t3 = $td(ins[key], K0, $q119, key);
-          break;
-        case $q122:
-          t4 = $td(ins[key], K0, $q119, key);
+        case $q112:
+          t2 = $td(ins[key], K0, $q122, key);
           break;
         case $q123:
-          t5 = $td(ins[key], K0, $q119, key);
+          t3 = $td(ins[key], K0, $q122, key);
           break;
         case $q124:
-          t6 = $td(ins[key], K0, $q119, key);
+          t4 = $td(ins[key], K0, $q122, key);
           break;
         case $q125:
-          t7 = $td(ins[key], K0, $q119, key);
+          t5 = $td(ins[key], K0, $q122, key);
           break;
-        case $q64:
-          t8 = $td(ins[key], K0, $q119, key);
+        case $q126:
+          t6 = $td(ins[key], K0, $q122, key);
+          break;
+        case $q127:
+          t7 = $td(ins[key], K0, $q122, key);
+          break;
+        case $q67:
+          t8 = $td(ins[key], K0, $q122, key);
           break;
         default:
           $fail($q0, K0 + $q151 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
@@ -1745,14 +1743,14 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q132:
-          t9 = $td(outs[key], K0, $q54, key);
+        case $q134:
+          t9 = $td(outs[key], K0, $q57, key);
           break;
-        case $q121:
-          u3 = $td(outs[key], K0, $q54, key);
+        case $q123:
+          u3 = $td(outs[key], K0, $q57, key);
           break;
-        case $q122:
-          u4 = $td(outs[key], K0, $q54, key);
+        case $q124:
+          u4 = $td(outs[key], K0, $q57, key);
           break;
         default:
           $fail($q0, K0 + $q152 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
@@ -1772,7 +1770,7 @@ export function plan0(call: PagedAttentionCall): Plan {
         case $q155:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q131:
+        case $q133:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
@@ -1785,71 +1783,71 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q119, $q130);
+    $missing(K0, $q122, $q132);
   } else {
     dt0 = t0.dtype;
-    by0 = $q130;
-    $rank(t0, 2, K0, $q119, $q130);
+    by0 = $q132;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 2, K0, $q119, $q107);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 2, K0, $q119, $q109);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
   }
   if (t3 === null) {
-    $missing(K0, $q119, $q121);
+    $missing(K0, $q122, $q123);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K0, $q119, $q121);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
   }
   if (t4 === null) {
-    $missing(K0, $q119, $q122);
+    $missing(K0, $q122, $q124);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K0, $q119, $q122);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
   }
   if (t5 === null) {
-    $missing(K0, $q119, $q123);
+    $missing(K0, $q122, $q125);
   } else {
     dt1 = t5.dtype;
-    by1 = $q123;
-    $rank(t5, 1, K0, $q119, $q123);
+    by1 = $q125;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q122, $q125);
   }
   if (t6 === null) {
-    $missing(K0, $q119, $q124);
+    $missing(K0, $q122, $q126);
   } else {
-    $param(t6, dt1!, by1, "S", 1, K0, $q119, $q124);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
   }
   if (t7 === null) {
-    $missing(K0, $q119, $q125);
+    $missing(K0, $q122, $q127);
   } else {
-    $param(t7, dt1!, by1, "S", 2, K0, $q119, $q125);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
   }
   if (t8 === null) {
   } else {
-    $param(t8, dt1!, by1, "S", 1, K0, $q119, $q64);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K0, $q54, $q132);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K0, $q54, $q121);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K0, $q54, $q122);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
   }
-  if (dt0 === undefined) dt0 = $q111;
-  else if (dt0 !== $q111) $fail($q0, K0 + $q157 + dt0 + $q158);
+  if (dt0 === undefined) dt0 = $q114;
+  else if (dt0 !== $q114) $fail($q0, K0 + $q157 + dt0 + $q158);
   if (dt1 === undefined) dt1 = $q159;
   else if (dt1 !== $q159) $fail($q0, K0 + ": S = " + dt1 + $q160);
   $num(g0, false, K0, $q153);
   $num(g1, false, K0, $q154);
   $num(g2, false, K0, $q155);
-  $num(g3, false, K0, $q131);
+  $num(g3, false, K0, $q133);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
@@ -1857,8 +1855,8 @@ export function plan0(call: PagedAttentionCall): Plan {
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
   if (a1 === undefined) $fail($q0, K0 + $q161);
   if (a2 === undefined) $fail($q0, K0 + $q162);
-  if (dt0 === $q111 && dt1 === $q159) return K0A0_plan(new K0A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3));
-  return $fail($q147, K0 + $q163 + "T=" + dt0 + ", " + "S=" + dt1 + $q164);
+  if (dt0 === $q114 && dt1 === $q159) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q149, K0 + $q163 + "T=" + dt0 + ", " + "S=" + dt1 + $q164);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1898,71 +1896,72 @@ const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
 const K1A0S1 = K1A0S0 + $q166;
-const K1A0V3: readonly string[] = [$q167, $q26, $q27, $q168, $q169, "dim(shapes.pastKeyT, 2)", $q170, $q171, $q30];
+const K1A0V3: readonly string[] = [$q167, $q28, $q29, $q168, $q169, "dim(shapes.pastKeyT, 2)", $q170, $q171, $q32];
 const K1A0S2 = " on profile compat; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
 const K1A0S3 = K1A0S0 + $q172;
-const K1A0V4: readonly string[] = [$q26, $q27, $q168, $q169, $q170, $q171, $q30];
-const K1A0V5: readonly string[] = [$q167, $q26, $q27, $q173, $q170, $q30];
+const K1A0V4: readonly string[] = [$q28, $q29, $q168, $q169, $q170, $q171, $q32];
+const K1A0V5: readonly string[] = [$q167, $q28, $q29, $q173, $q170, $q32];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q27, $q170];
+const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "03cbb93c238d82ab" : undefined) : undefined) ?? $noShader(vp + $q34, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "03cbb93c238d82ab" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
-const K1A0V7: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);
-const K1A0V8: readonly string[] = [$q45, $q46];
-const K1A0V9: readonly BindingPlan[] = $bl([$q48, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q42, 2]);
-const K1A0V10: readonly BindingPlan[] = $bl([$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q42, 2]);
-const K1A0V11: readonly string[] = [$q185, $q45, $q52];
+const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
+const K1A0V9: readonly string[] = [$q48, $q49];
+const K1A0V10: readonly BindingPlan[] = $bl([$q51, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q45, 2]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q45, 2]);
+const K1A0V12: readonly string[] = [$q185, $q48, $q55];
 const K1A0S5 = K1A0S0 + $q186;
-const K1A0V12: readonly BindingPlan[] = $bl([$q184, 1, $q54, 0]);
-const K1A0V13: readonly string[] = [$q52];
-const K1A0S6 = K1A0S0 + $q55;
-const K1A0V14: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
+const K1A0V13: readonly BindingPlan[] = $bl([$q184, 1, $q57, 0]);
+const K1A0V14: readonly string[] = [$q55];
+const K1A0S6 = K1A0S0 + $q58;
+const K1A0V15: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V15: readonly BindingPlan[] = $bl([$q48, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 2]);
+const K1A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S8 = K1A0S7 + $q166;
 const K1A0S9 = K1A0S7 + $q186;
-const K1A0S10 = K1A0S7 + $q55;
-const K1A0V16: readonly string[] = [K1A0S7, $q188];
-const K1A0V17: readonly string[] = ["", " == 3"];
+const K1A0S10 = K1A0S7 + $q58;
+const K1A0V17: readonly string[] = [K1A0S7, $q188];
+const K1A0V18: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q166;
 const K1A0S13 = K1A0S11 + $q172;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V18: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q42, 2]);
+const K1A0V19: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
 const K1A0S14 = K1A0S11 + $q186;
-const K1A0S15 = K1A0S11 + $q55;
-const K1A0V19: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
+const K1A0S15 = K1A0S11 + $q58;
+const K1A0V20: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q35, 1, $q36, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q42, 2]);
+const K1A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
 const K1A0S17 = K1A0S16 + $q166;
 const K1A0S18 = K1A0S16 + $q186;
-const K1A0S19 = K1A0S16 + $q55;
-const K1A0V21: readonly string[] = [K1A0S16, $q188];
+const K1A0S19 = K1A0S16 + $q58;
+const K1A0V22: readonly string[] = [K1A0S16, $q188];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q166;
 const K1A0S22 = K1A0S20 + $q172;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q54, 0, $q42, 2]);
-const K1A0V23: readonly string[] = [$q185];
+const K1A0V23: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q57, 0, $q45, 2]);
+const K1A0V24: readonly string[] = [$q185];
 const K1A0S23 = K1A0S20 + $q191;
-const K1A0V24: readonly string[] = [K1A0S20, $q187];
+const K1A0V25: readonly string[] = [K1A0S20, $q187];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q166;
 const K1A0S26 = K1A0S24 + $q191;
@@ -1970,129 +1969,99 @@ const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q166;
 const K1A0S29 = K1A0S27 + $q172;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S30 = K1A0S27 + $q191;
-const K1A0V25: readonly string[] = [K1A0S27, $q187];
+const K1A0V26: readonly string[] = [K1A0S27, $q187];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : undefined) : undefined) : undefined) : undefined) : undefined) : undefined) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q166;
 const K1A0S33 = K1A0S31 + $q191;
 
-class K1A0 {
-  declare readonly t0: TensorDesc | null;
-  declare readonly t1: TensorDesc | null;
-  declare readonly t2: TensorDesc | null;
-  declare readonly t3: TensorDesc | null;
-  declare readonly t4: TensorDesc | null;
-  declare readonly t5: TensorDesc | null;
-  declare readonly t6: TensorDesc | null;
-  declare readonly t7: TensorDesc | null;
-  declare readonly t8: TensorDesc | null;
-  declare readonly t9: TensorDesc | null;
-  declare readonly t10: TensorDesc | null;
-  declare t11: TensorDesc | null;
-  declare readonly u3: TensorDesc | null;
-  declare readonly u4: TensorDesc | null;
-  declare readonly a0: unknown;
-  declare readonly a1: unknown;
-  declare readonly a2: unknown;
-  declare readonly a3: unknown;
-  declare readonly a4: unknown;
-  declare readonly a5: unknown;
-  declare m0: boolean | undefined;
-  declare m1: boolean | undefined;
-  declare m2: boolean | undefined;
-  declare m3: number | undefined;
-  declare m4: boolean | undefined;
-  declare m5: boolean | undefined;
-  declare m6: number | undefined;
-  declare m7: boolean | undefined;
-  declare m8: boolean | undefined;
-  declare m9: number | undefined;
-  declare m10: number | undefined;
-  declare m11: boolean | undefined;
-  declare m12: number | undefined;
-  declare m13: number | undefined;
-  declare m14: boolean | undefined;
-  declare m15: boolean | undefined;
-  declare m16: number | undefined;
-  declare m17: number | undefined;
-  declare m18: boolean | undefined;
-  declare m19: number | undefined;
-  declare m20: boolean | undefined;
-  declare m21: boolean | undefined;
-  declare m22: boolean | undefined;
-  declare m23: number | undefined;
-  declare m24: number | undefined;
-  declare m25: boolean | undefined;
-  declare m26: number | undefined;
-  declare m27: number | undefined;
-  declare m28: number | undefined;
-  declare m29: number | undefined;
-  declare m30: number | undefined;
-  declare m31: number | undefined;
-  declare m32: number | undefined;
-  declare m33: boolean | undefined;
-  declare q0: BindingResource | undefined;
-  declare q3: BindingResource | undefined;
-  declare q4: BindingResource | undefined;
-  declare q7: BindingResource | undefined;
-  declare q8: BindingResource | undefined;
-  declare q9: BindingResource | undefined;
-  declare q10: BindingResource | undefined;
-  declare q5: BindingResource | undefined;
-  declare q6: BindingResource | undefined;
-  declare q11: BindingResource | undefined;
-  declare m34: boolean | undefined;
-  declare q1: BindingResource | undefined;
-  declare q2: BindingResource | undefined;
-  declare readonly s0: readonly number[];
-  declare readonly s3: readonly number[];
-  declare readonly s4: readonly number[];
-  declare readonly s5: readonly number[];
-  declare readonly s6: readonly number[];
-  declare readonly s7: readonly number[];
-  declare readonly s8: readonly number[];
-  constructor(t0: TensorDesc | null, t1: TensorDesc | null, t2: TensorDesc | null, t3: TensorDesc | null, t4: TensorDesc | null, t5: TensorDesc | null, t6: TensorDesc | null, t7: TensorDesc | null, t8: TensorDesc | null, t9: TensorDesc | null, t10: TensorDesc | null, t11: TensorDesc | null, u3: TensorDesc | null, u4: TensorDesc | null, a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown) {
-    this.t0 = t0;
-    this.t1 = t1;
-    this.t2 = t2;
-    this.t3 = t3;
-    this.t4 = t4;
-    this.t5 = t5;
-    this.t6 = t6;
-    this.t7 = t7;
-    this.t8 = t8;
-    this.t9 = t9;
-    this.t10 = t10;
-    this.t11 = t11;
-    this.u3 = u3;
-    this.u4 = u4;
-    this.a0 = a0;
-    this.a1 = a1;
-    this.a2 = a2;
-    this.a3 = a3;
-    this.a4 = a4;
-    this.a5 = a5;
-    this.s0 = t0!.shape;
-    this.s3 = t3!.shape;
-    this.s4 = t4!.shape;
-    this.s5 = t5!.shape;
-    this.s6 = t6!.shape;
-    this.s7 = t7!.shape;
-    this.s8 = t8!.shape;
-    this.m0 = this.m1 = this.m2 = this.m3 = this.m4 = this.m5 = this.m6 = this.m7 = this.m8 = this.m9 = this.m10 = this.m11 = this.m12 = this.m13 = this.m14 = this.m15 = this.m16 = this.m17 = this.m18 = this.m19 = this.m20 = this.m21 = this.m22 = this.m23 = this.m24 = this.m25 = this.m26 = this.m27 = this.m28 = this.m29 = this.m30 = this.m31 = this.m32 = this.m33 = this.q0 = this.q3 = this.q4 = this.q7 = this.q8 = this.q9 = this.q10 = this.q5 = this.q6 = this.q11 = this.m34 = this.q1 = this.q2 = undefined;
-  }
+interface K1A0 {
+  readonly t0: TensorDesc | null;
+  readonly t1: TensorDesc | null;
+  readonly t2: TensorDesc | null;
+  readonly t3: TensorDesc | null;
+  readonly t4: TensorDesc | null;
+  readonly t5: TensorDesc | null;
+  readonly t6: TensorDesc | null;
+  readonly t7: TensorDesc | null;
+  readonly t8: TensorDesc | null;
+  readonly t9: TensorDesc | null;
+  readonly t10: TensorDesc | null;
+  t11: TensorDesc | null;
+  readonly u3: TensorDesc | null;
+  readonly u4: TensorDesc | null;
+  readonly a0: unknown;
+  readonly a1: unknown;
+  readonly a2: unknown;
+  readonly a3: unknown;
+  readonly a4: unknown;
+  readonly a5: unknown;
+  readonly s0: readonly number[];
+  readonly s3: readonly number[];
+  readonly s4: readonly number[];
+  readonly s5: readonly number[];
+  readonly s6: readonly number[];
+  readonly s7: readonly number[];
+  readonly s8: readonly number[];
+  m0: boolean | null;
+  m1: boolean | null;
+  m2: boolean | null;
+  m3: number | null;
+  m4: boolean | null;
+  m5: boolean | null;
+  m6: number | null;
+  m7: boolean | null;
+  m8: boolean | null;
+  m9: number | null;
+  m10: number | null;
+  m11: boolean | null;
+  m12: number | null;
+  m13: number | null;
+  m14: boolean | null;
+  m15: boolean | null;
+  m16: number | null;
+  m17: number | null;
+  m18: boolean | null;
+  m19: number | null;
+  m20: boolean | null;
+  m21: boolean | null;
+  m22: boolean | null;
+  m23: number | null;
+  m24: number | null;
+  m25: boolean | null;
+  m26: number | null;
+  m27: number | null;
+  m28: number | null;
+  m29: number | null;
+  m30: number | null;
+  m31: number | null;
+  m32: number | null;
+  m33: boolean | null;
+  q0: BindingResource | null;
+  q3: BindingResource | null;
+  q4: BindingResource | null;
+  q7: BindingResource | null;
+  q8: BindingResource | null;
+  q9: BindingResource | null;
+  q10: BindingResource | null;
+  q5: BindingResource | null;
+  q6: BindingResource | null;
+  q11: BindingResource | null;
+  m34: boolean | null;
+  q1: BindingResource | null;
+  q2: BindingResource | null;
 }
 /** derive "headLayoutOk": memo m0 */
 function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q61);
+    throw $wrap(e, $q64);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2109,7 +2078,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q63);
+    throw $wrap(e, $q66);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2125,7 +2094,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q73);
+    throw $wrap(e, $q76);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2160,7 +2129,7 @@ function K1A0_d10(o: K1A0): number {
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q111)) && ($need(o.t10, $q202, $q198).dtype === $q111)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q114)) && ($need(o.t10, $q202, $q198).dtype === $q114)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
     throw $wrap(e, $q203);
   }
@@ -2170,7 +2139,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2178,7 +2147,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q138);
+    throw $wrap(e, $q140);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2195,7 +2164,7 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q27, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q26, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q72, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q75, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
@@ -2204,28 +2173,28 @@ function K1A0_x3(o: K1A0, path: readonly string[]): string {
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q69, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q77 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q72, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q74, () => o.t11!.shape[0], $q62, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q76, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q63, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q71, $q70])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q77, () => o.t11!.shape[0], $q65, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q79, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q66, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q74, $q73])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q62, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q26, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q70, $q71, $q70])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q65, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q28, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q73, $q74, $q73])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q73, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q76, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q62, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q65, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q196, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q69, () => o.s3[3]]), () => ($need(o.t9, $q201, $q193).dtype === $q111), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q71, $q70])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q196, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q72, () => o.s3[3]]), () => ($need(o.t9, $q201, $q193).dtype === $q114), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q74, $q73])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2233,7 +2202,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q61]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q80]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q79]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q192]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q64]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q83]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q82]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q192]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2274,14 +2243,14 @@ function K1A0_d19(o: K1A0): number {
 /** derive "dispatchFits": memo m20 */
 function K1A0_d20(o: K1A0): boolean {
   try {
-    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (128 as number))));
+    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (128 as number))));
   } catch (e) {
-    throw $wrap(e, $q86);
+    throw $wrap(e, $q89);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q82, $q83]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q26, () => o.a1, $q82, $q83]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q62, () => o.s0[0], $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => (($chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-Math.floor(-($chk(-Math.floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q82, $q83]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q84, $q85]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q98, $q85]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q98, $q85])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q85, $q86]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q28, () => o.a1, $q85, $q86]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q65, () => o.s0[0], $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q101, $q88]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q101, $q88])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2293,7 +2262,7 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q86, () => K1A0_x10(o, [...[], $q86]));
+  return $condWhy(() => K1A0_d20(o), $q89, () => K1A0_x10(o, [...[], $q89]));
 }
 /** derive "bindingsFit": memo m21 */
 function K1A0_d21(o: K1A0): boolean {
@@ -2305,7 +2274,7 @@ function K1A0_d21(o: K1A0): boolean {
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q95]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q95])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q98]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q98])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2325,7 +2294,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q30, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q139, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q138, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q141, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q140, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2337,7 +2306,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q140, () => K1A0_x12(o, [...[], $q140]));
+  return $condWhy(() => K1A0_d22(o), $q142, () => K1A0_x12(o, [...[], $q142]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2354,9 +2323,9 @@ function K1A0_w4(o: K1A0): string {
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
-    return (o.m23 ??= $divN((o.a2 as number), (Math.max((1 as number), (o.a1 as number)) as number)));
+    return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "attnStorageBytes": memo m24 */
@@ -2373,7 +2342,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q102, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q100, $q101])]);
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q105, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q103, $q104])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2390,7 +2359,7 @@ function K1A0_w5(o: K1A0): string {
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m26 ??= Math.min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m26 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
@@ -2398,7 +2367,7 @@ function K1A0_d26(o: K1A0): number {
 /** derive "sparseSplitCap": memo m27 */
 function K1A0_d27(o: K1A0): number {
   try {
-    return (o.m27 ??= Math.max((1 as number), (Math.min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m27 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
@@ -2414,9 +2383,9 @@ function K1A0_d28(o: K1A0): number {
 /** derive "numSplits": memo m29 */
 function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m29 ??= Math.max((1 as number), (Math.min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), (Math.max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
+    return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q87);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2430,14 +2399,14 @@ function K1A0_d30(o: K1A0): number {
 /** derive "sparseMergeLanes": memo m31 */
 function K1A0_d31(o: K1A0): number {
   try {
-    return (o.m31 ??= Math.min((256 as number), (Math.max((32 as number), ($pow2ceil(($chk(Math.floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m31 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
 /** derive "sparseMergeWg": memo m32 */
 function K1A0_d32(o: K1A0): number {
-  return (o.m32 ??= Math.max(((o.m31 ?? K1A0_d31(o)) as number), (128 as number)));
+  return (o.m32 ??= $max(((o.m31 ?? K1A0_d31(o)) as number), (128 as number)));
 }
 /** derive "sparseSplitFits": memo m33 */
 function K1A0_d33(o: K1A0): boolean {
@@ -2449,7 +2418,7 @@ function K1A0_d33(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q87, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q82, $q83]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q87, () => K1A0_d29(o), $q82, $q83]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q95]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q84, $q85]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q98, $q85]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q100, $q101])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q90, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q85, $q86]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => K1A0_d29(o), $q85, $q86]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q98]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q87, $q88]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q101, $q88]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q103, $q104])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2474,101 +2443,101 @@ function K1A0_k0s(o: K1A0): string {
   try {
     return $show($dimS($need(o.t9, $q169, $q193).shape, 1, $q200));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q17 + e.message;
+    if (e instanceof EvalFailure) return $q19 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q119, $q130, 2, 134217728, K1A0S4, $q120));
+  return (o.q0 ??= $buf(o.t0!, $q122, $q132, 2, K1A0V7));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q119, $q221, 2, 134217728, K1A0S4, $q120));
+  return (o.q3 ??= $buf(o.t3!, $q122, $q221, 2, K1A0V7));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q119, $q222, 2, 134217728, K1A0S4, $q120));
+  return (o.q4 ??= $buf(o.t4!, $q122, $q222, 2, K1A0V7));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q119, $q223, 4, 134217728, K1A0S4, $q120));
+  return (o.q7 ??= $buf(o.t7!, $q122, $q223, 4, K1A0V7));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q119, $q224, 4, 134217728, K1A0S4, $q120));
+  return (o.q8 ??= $buf(o.t8!, $q122, $q224, 4, K1A0V7));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q119, $q193, 2, 134217728, K1A0S4, $q120));
+  return (o.q9 ??= $buf(o.t9!, $q122, $q193, 2, K1A0V7));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q119, $q198, 2, 134217728, K1A0S4, $q120));
+  return (o.q10 ??= $buf(o.t10!, $q122, $q198, 2, K1A0V7));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z0(o);
-    const q1 = K1A0_z3(o);
-    const q2 = K1A0_z4(o);
-    const q3 = K1A0_z7(o);
-    const q4 = K1A0_z8(o);
+    const q0 = o.q0 ?? K1A0_z0(o);
+    const q1 = o.q3 ?? K1A0_z3(o);
+    const q2 = o.q4 ?? K1A0_z4(o);
+    const q3 = o.q7 ?? K1A0_z7(o);
+    const q4 = o.q8 ?? K1A0_z8(o);
     if (o.t9 === null) $omitted(pp, $q180, $q193);
-    const q5 = K1A0_z9(o);
+    const q5 = o.q9 ?? K1A0_z9(o);
     if (o.t10 === null) $omitted(pp, $q181, $q198);
-    const q6 = K1A0_z10(o);
+    const q6 = o.q10 ?? K1A0_z10(o);
     const b7 = new Uint8Array(16);
     $u32(b7, 0, o.s0[1], pp, $q225);
-    $u32(b7, 4, o.s0[0], pp, $q126);
+    $u32(b7, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V7, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V9, st);
   }
 }
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z0(o);
+    const q0 = o.q0 ?? K1A0_z0(o);
     if (o.t9 === null) $omitted(pp, $q180, $q193);
-    const q1 = K1A0_z9(o);
+    const q1 = o.q9 ?? K1A0_z9(o);
     if (o.t10 === null) $omitted(pp, $q181, $q198);
-    const q2 = K1A0_z10(o);
-    const q3 = K1A0_z7(o);
-    const q4 = K1A0_z8(o);
+    const q2 = o.q10 ?? K1A0_z10(o);
+    const q3 = o.q7 ?? K1A0_z7(o);
+    const q4 = o.q8 ?? K1A0_z8(o);
     const b6 = new Uint8Array(16);
     $u32(b6, 0, o.s0[1], pp, $q225);
-    $u32(b6, 4, o.s0[0], pp, $q126);
+    $u32(b6, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V9, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V9, st);
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q119, $q228, 4, 134217728, K1A0S4, $q120));
+  return (o.q5 ??= $buf(o.t5!, $q122, $q228, 4, K1A0V7));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q119, $q229, 4, 134217728, K1A0S4, $q120));
+  return (o.q6 ??= $buf(o.t6!, $q122, $q229, 4, K1A0V7));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z3(o);
-    const q1 = K1A0_z4(o);
-    const q2 = K1A0_z5(o);
-    const q3 = K1A0_z6(o);
-    const q4 = K1A0_z7(o);
-    const q5 = K1A0_z8(o);
+    const q0 = o.q3 ?? K1A0_z3(o);
+    const q1 = o.q4 ?? K1A0_z4(o);
+    const q2 = o.q5 ?? K1A0_z5(o);
+    const q3 = o.q6 ?? K1A0_z6(o);
+    const q4 = o.q7 ?? K1A0_z7(o);
+    const q5 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
     $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 4, o.s0[0], pp, $q128);
     $u32(b8, 8, o.s5[0], pp, $q230);
     $u32(b8, 12, r0, pp, $q231);
     $u32(b8, 16, o.s6[1], pp, $q232);
@@ -2581,25 +2550,25 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V10, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V11, st);
+    return $evalIn(e, pp, K1A0V12, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q54, $q132, 2, 134217728, K1A0S4, $q120));
+  return (o.q11 ??= $buf(o.t11!, $q57, $q134, 2, K1A0V7));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z11(o);
+    const q0 = o.q11 ?? K1A0_z11(o);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q133, "SparseAttention.AttendSplitKMerge", s, K1A0V12, [c0, q0], 1, wy, wz);
+    return $pass($q135, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V13, st);
+    return $evalIn(e, pp, K1A0V14, st);
   }
 }
 function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2617,15 +2586,15 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S0, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S0, $q240);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K1A0S0, $q241);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S0, $q241);
     const c0 = $scratch($q242, x0);
     const c1 = $scratch($q184, x1);
-    return { kernel: $q165, variant: "packed_rotary_splitk", passes: [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
+    return $plan($q165, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V14, st);
+    return $evalAt(e, K1A0V15, st);
   }
 }
 function K1A0_r0(o: K1A0): string {
@@ -2649,40 +2618,40 @@ function K1A0_w7(o: K1A0): string {
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z0(o);
-    const q1 = K1A0_z3(o);
-    const q2 = K1A0_z4(o);
-    const q3 = K1A0_z7(o);
-    const q4 = K1A0_z8(o);
+    const q0 = o.q0 ?? K1A0_z0(o);
+    const q1 = o.q3 ?? K1A0_z3(o);
+    const q2 = o.q4 ?? K1A0_z4(o);
+    const q3 = o.q7 ?? K1A0_z7(o);
+    const q4 = o.q8 ?? K1A0_z8(o);
     const b5 = new Uint8Array(16);
     $u32(b5, 0, o.s0[1], pp, $q225);
-    $u32(b5, 4, o.s0[0], pp, $q126);
+    $u32(b5, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V15, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V9, st);
   }
 }
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z0(o);
-    const q1 = K1A0_z3(o);
-    const q2 = K1A0_z4(o);
-    const q3 = K1A0_z5(o);
-    const q4 = K1A0_z6(o);
-    const q5 = K1A0_z7(o);
-    const q6 = K1A0_z8(o);
+    const q0 = o.q0 ?? K1A0_z0(o);
+    const q1 = o.q3 ?? K1A0_z3(o);
+    const q2 = o.q4 ?? K1A0_z4(o);
+    const q3 = o.q5 ?? K1A0_z5(o);
+    const q4 = o.q6 ?? K1A0_z6(o);
+    const q5 = o.q7 ?? K1A0_z7(o);
+    const q6 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
     $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 4, o.s0[0], pp, $q128);
     $u32(b8, 8, o.s5[0], pp, $q230);
     $u32(b8, 12, r0, pp, $q231);
     $u32(b8, 16, o.s6[1], pp, $q232);
@@ -2695,9 +2664,9 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V10, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
+    return $pass($q234, $q235, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V11, st);
+    return $evalIn(e, pp, K1A0V12, st);
   }
 }
 function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2710,11 +2679,11 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K1A0S7, $q241);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S7, $q241);
     const c0 = $scratch($q184, x0);
-    return { kernel: $q165, variant: "packed_splitk", passes: [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q184, size: x0 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V16, st);
+    return $evalAt(e, K1A0V17, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2726,14 +2695,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q106, $q107).shape.length === 3)) && ($need(o.t2, $q108, $q109).shape.length === 3)) && $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q107) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q107) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q107) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q110, $q107).dtype === $q111)) && ($need(o.t2, $q112, $q109).dtype === $q111)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q109, $q110).shape.length === 3)) && ($need(o.t2, $q111, $q112).shape.length === 3)) && $same($need(o.t1, $q244, $q110).shape as readonly number[], $need(o.t2, $q245, $q112).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q110) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q110) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q110) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q113, $q110).dtype === $q114)) && ($need(o.t2, $q115, $q112).dtype === $q114)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q113);
+    throw $wrap(e, $q116);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q114, () => (o.t2 !== null), () => $where(path) + $q115, () => ($need(o.t1, $q106, $q107).shape.length === 3), () => $why(path, K1A0V17, [$q106, () => $need(o.t1, $q106, $q107).shape.length]), () => ($need(o.t2, $q108, $q109).shape.length === 3), () => $why(path, K1A0V17, [$q108, () => $need(o.t2, $q108, $q109).shape.length]), () => $same($need(o.t1, $q244, $q107).shape as readonly number[], $need(o.t2, $q245, $q109).shape as readonly number[]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q107).shape, $q245, () => $need(o.t2, $q245, $q109).shape]), () => ($dimT(o.t1, (0 as number), $q107) === o.s0[0]), () => $why(path, K0A0V1, [$q116, () => $dimT(o.t1, (0 as number), $q107), $q62, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q107) === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => $dimT(o.t1, (1 as number), $q107), $q207, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q107) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q107), $q105, () => K1A0_d12(o)]), () => ($need(o.t1, $q110, $q107).dtype === $q111), () => $why(path, K0A0V1, [$q110, () => $need(o.t1, $q110, $q107).dtype, $q71, $q70]), () => ($need(o.t2, $q112, $q109).dtype === $q111), () => $why(path, K0A0V1, [$q112, () => $need(o.t2, $q112, $q109).dtype, $q71, $q70]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q63, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q117, () => (o.t2 !== null), () => $where(path) + $q118, () => ($need(o.t1, $q109, $q110).shape.length === 3), () => $why(path, K1A0V18, [$q109, () => $need(o.t1, $q109, $q110).shape.length]), () => ($need(o.t2, $q111, $q112).shape.length === 3), () => $why(path, K1A0V18, [$q111, () => $need(o.t2, $q111, $q112).shape.length]), () => $same($need(o.t1, $q244, $q110).shape as readonly number[], $need(o.t2, $q245, $q112).shape as readonly number[]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q110).shape, $q245, () => $need(o.t2, $q245, $q112).shape]), () => ($dimT(o.t1, (0 as number), $q110) === o.s0[0]), () => $why(path, K0A0V1, [$q119, () => $dimT(o.t1, (0 as number), $q110), $q65, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q110) === o.s0[1]), () => $why(path, K0A0V1, [$q120, () => $dimT(o.t1, (1 as number), $q110), $q207, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q110) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q110), $q108, () => K1A0_d12(o)]), () => ($need(o.t1, $q113, $q110).dtype === $q114), () => $why(path, K0A0V1, [$q113, () => $need(o.t1, $q113, $q110).dtype, $q74, $q73]), () => ($need(o.t2, $q115, $q112).dtype === $q114), () => $why(path, K0A0V1, [$q115, () => $need(o.t2, $q115, $q112).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q66, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2745,41 +2714,41 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q113, () => K1A0_x15(o, [...[], $q113]));
+  return $condWhy(() => K1A0_d34(o), $q116, () => K1A0_x15(o, [...[], $q116]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q119, $q107, 2, 134217728, K1A0S4, $q120));
+  return (o.q1 ??= $buf(o.t1!, $q122, $q110, 2, K1A0V7));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q119, $q109, 2, 134217728, K1A0S4, $q120));
+  return (o.q2 ??= $buf(o.t2!, $q122, $q112, 2, K1A0V7));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q35, $q107);
-    const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q36, $q109);
-    const q1 = K1A0_z2(o);
-    const q2 = K1A0_z3(o);
-    const q3 = K1A0_z4(o);
-    const q4 = K1A0_z7(o);
-    const q5 = K1A0_z8(o);
+    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    const q0 = o.q1 ?? K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    const q1 = o.q2 ?? K1A0_z2(o);
+    const q2 = o.q3 ?? K1A0_z3(o);
+    const q3 = o.q4 ?? K1A0_z4(o);
+    const q4 = o.q7 ?? K1A0_z7(o);
+    const q5 = o.q8 ?? K1A0_z8(o);
     if (o.t9 === null) $omitted(pp, $q180, $q193);
-    const q6 = K1A0_z9(o);
+    const q6 = o.q9 ?? K1A0_z9(o);
     if (o.t10 === null) $omitted(pp, $q181, $q198);
-    const q7 = K1A0_z10(o);
+    const q7 = o.q10 ?? K1A0_z10(o);
     const b8 = new Uint8Array(16);
     $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V9, st);
   }
 }
 function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2797,15 +2766,15 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S11, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S11, $q240);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q120, K1A0S11, $q241);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S11, $q241);
     const c0 = $scratch($q242, x0);
     const c1 = $scratch($q184, x1);
-    return { kernel: $q165, variant: "separate_rotary_splitk", passes: [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], scratch: [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], outputShapes: shapes };
+    return $plan($q165, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V19, st);
+    return $evalAt(e, K1A0V20, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2817,26 +2786,26 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q35, $q107);
-    const q0 = K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q36, $q109);
-    const q1 = K1A0_z2(o);
-    const q2 = K1A0_z3(o);
-    const q3 = K1A0_z4(o);
-    const q4 = K1A0_z7(o);
-    const q5 = K1A0_z8(o);
+    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    const q0 = o.q1 ?? K1A0_z1(o);
+    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    const q1 = o.q2 ?? K1A0_z2(o);
+    const q2 = o.q3 ?? K1A0_z3(o);
+    const q3 = o.q4 ?? K1A0_z4(o);
+    const q4 = o.q7 ?? K1A0_z7(o);
+    const q5 = o.q8 ?? K1A0_z8(o);
     const b6 = new Uint8Array(16);
     $u32(b6, 0, o.s0[1], pp, $q225);
-    $u32(b6, 4, o.s0[0], pp, $q126);
+    $u32(b6, 4, o.s0[0], pp, $q128);
     st = 1;
-    const r0: unknown = Math.min(($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-Math.floor(-($chk(-Math.floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V20, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q226, $q227, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V8, st);
+    return $evalIn(e, pp, K1A0V9, st);
   }
 }
 function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2849,11 +2818,11 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q120, K1A0S16, $q241);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S16, $q241);
     const c0 = $scratch($q184, x0);
-    return { kernel: $q165, variant: "separate_splitk", passes: [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], scratch: [{ id: $q184, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q184, size: x0 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V21, st);
+    return $evalAt(e, K1A0V22, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2865,18 +2834,18 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z3(o);
-    const q1 = K1A0_z4(o);
-    const q2 = K1A0_z5(o);
-    const q3 = K1A0_z6(o);
-    const q4 = K1A0_z7(o);
-    const q5 = K1A0_z8(o);
-    const q6 = K1A0_z11(o);
+    const q0 = o.q3 ?? K1A0_z3(o);
+    const q1 = o.q4 ?? K1A0_z4(o);
+    const q2 = o.q5 ?? K1A0_z5(o);
+    const q3 = o.q6 ?? K1A0_z6(o);
+    const q4 = o.q7 ?? K1A0_z7(o);
+    const q5 = o.q8 ?? K1A0_z8(o);
+    const q6 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
     $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 4, o.s0[0], pp, $q128);
     $u32(b8, 8, o.s5[0], pp, $q230);
     $u32(b8, 12, r0, pp, $q231);
     $u32(b8, 16, o.s6[1], pp, $q232);
@@ -2885,9 +2854,9 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V22, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V23, st);
+    return $evalIn(e, pp, K1A0V24, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2904,11 +2873,11 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S20, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S20, $q240);
     const c0 = $scratch($q242, x0);
-    return { kernel: $q165, variant: "packed_rotary", passes: [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q242, size: x0 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V24, st);
+    return $evalAt(e, K1A0V25, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2919,19 +2888,19 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = K1A0_z0(o);
-    const q1 = K1A0_z3(o);
-    const q2 = K1A0_z4(o);
-    const q3 = K1A0_z5(o);
-    const q4 = K1A0_z6(o);
-    const q5 = K1A0_z7(o);
-    const q6 = K1A0_z8(o);
-    const q7 = K1A0_z11(o);
+    const q0 = o.q0 ?? K1A0_z0(o);
+    const q1 = o.q3 ?? K1A0_z3(o);
+    const q2 = o.q4 ?? K1A0_z4(o);
+    const q3 = o.q5 ?? K1A0_z5(o);
+    const q4 = o.q6 ?? K1A0_z6(o);
+    const q5 = o.q7 ?? K1A0_z7(o);
+    const q6 = o.q8 ?? K1A0_z8(o);
+    const q7 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = new Uint8Array(32);
     $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q126);
+    $u32(b8, 4, o.s0[0], pp, $q128);
     $u32(b8, 8, o.s5[0], pp, $q230);
     $u32(b8, 12, r0, pp, $q231);
     $u32(b8, 16, o.s6[1], pp, $q232);
@@ -2940,9 +2909,9 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V22, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V23, st);
+    return $evalIn(e, pp, K1A0V24, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2950,7 +2919,7 @@ function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
   if (s0 === undefined) $noShown(K1A0S24 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return { kernel: $q165, variant: "packed", passes: [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q165, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2971,11 +2940,11 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q120, K1A0S27, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S27, $q240);
     const c0 = $scratch($q242, x0);
-    return { kernel: $q165, variant: "separate_rotary", passes: [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], scratch: [{ id: $q242, size: x0 }], outputShapes: shapes };
+    return $plan($q165, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q242, size: x0 }], shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V25, st);
+    return $evalAt(e, K1A0V26, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2988,7 +2957,7 @@ function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
   if (s0 === undefined) $noShown(K1A0S31 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return { kernel: $q165, variant: "separate", passes: [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], scratch: [], outputShapes: shapes };
+  return $plan($q165, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -3000,19 +2969,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q165, $q145);
+    $evalFail(e, $q165, $q147);
   }
-  const h0 = $outShape(o0, 3, $q165, $q132);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q111 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q132, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q165, $q134);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q114 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q134, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q221, o.u3.shape, h1, $q209);
   const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q222, o.u4.shape, h2, $q208);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q146, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q146, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q146, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q148, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q148, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q148, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -3022,14 +2991,14 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q147, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q149, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
-  const ins = $bag(c, $q148, K1);
-  const outs = $bag(c, $q149, K1);
+  const ins = $bag(c, $q1, K1);
+  const outs = $bag(c, $q2, K1);
   const attrs = $bag(c, $q150, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
@@ -3055,38 +3024,38 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q130:
-          t0 = $td(ins[key], K1, $q119, key);
+        case $q132:
+          t0 = $td(ins[key], K1, $q122, key);
           break;
-        case $q107:
-          t1 = $td(ins[key], K1, $q119, key);
+        case $q110:
+          t1 = $td(ins[key], K1, $q122, key);
           break;
-        case $q109:
-          t2 = $td(ins[key], K1, $q119, key);
+        case $q112:
+          t2 = $td(ins[key], K1, $q122, key);
           break;
         case $q221:
-          t3 = $td(ins[key], K1, $q119, key);
+          t3 = $td(ins[key], K1, $q122, key);
           break;
         case $q222:
-          t4 = $td(ins[key], K1, $q119, key);
+          t4 = $td(ins[key], K1, $q122, key);
           break;
         case $q228:
-          t5 = $td(ins[key], K1, $q119, key);
+          t5 = $td(ins[key], K1, $q122, key);
           break;
         case $q229:
-          t6 = $td(ins[key], K1, $q119, key);
+          t6 = $td(ins[key], K1, $q122, key);
           break;
         case $q223:
-          t7 = $td(ins[key], K1, $q119, key);
+          t7 = $td(ins[key], K1, $q122, key);
           break;
         case $q224:
-          t8 = $td(ins[key], K1, $q119, key);
+          t8 = $td(ins[key], K1, $q122, key);
           break;
         case $q193:
-          t9 = $td(ins[key], K1, $q119, key);
+          t9 = $td(ins[key], K1, $q122, key);
           break;
         case $q198:
-          t10 = $td(ins[key], K1, $q119, key);
+          t10 = $td(ins[key], K1, $q122, key);
           break;
         default:
           $fail($q0, K1 + $q151 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
@@ -3097,14 +3066,14 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q132:
-          t11 = $td(outs[key], K1, $q54, key);
+        case $q134:
+          t11 = $td(outs[key], K1, $q57, key);
           break;
         case $q221:
-          u3 = $td(outs[key], K1, $q54, key);
+          u3 = $td(outs[key], K1, $q57, key);
           break;
         case $q222:
-          u4 = $td(outs[key], K1, $q54, key);
+          u4 = $td(outs[key], K1, $q57, key);
           break;
         default:
           $fail($q0, K1 + $q152 + key + "`; outputs are outputT, pastKeyT, pastValueT");
@@ -3127,7 +3096,7 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q252:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q131:
+        case $q133:
           g4 = $av(attrs[key], K1, key);
           break;
         case $q253:
@@ -3143,81 +3112,81 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q119, $q130);
+    $missing(K1, $q122, $q132);
   } else {
     dt0 = t0.dtype;
-    by0 = $q130;
-    $rank(t0, 3, K1, $q119, $q130);
+    by0 = $q132;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q122, $q132);
   }
   if (t1 === null) {
   } else {
-    $param(t1, dt0!, by0, "T", 3, K1, $q119, $q107);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
   }
   if (t2 === null) {
   } else {
-    $param(t2, dt0!, by0, "T", 3, K1, $q119, $q109);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
   }
   if (t3 === null) {
-    $missing(K1, $q119, $q221);
+    $missing(K1, $q122, $q221);
   } else {
-    $param(t3, dt0!, by0, "T", 4, K1, $q119, $q221);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
   }
   if (t4 === null) {
-    $missing(K1, $q119, $q222);
+    $missing(K1, $q122, $q222);
   } else {
-    $param(t4, dt0!, by0, "T", 4, K1, $q119, $q222);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
   }
   if (t5 === null) {
-    $missing(K1, $q119, $q228);
+    $missing(K1, $q122, $q228);
   } else {
     dt1 = t5.dtype;
     by1 = $q228;
-    $rank(t5, 2, K1, $q119, $q228);
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q122, $q228);
   }
   if (t6 === null) {
-    $missing(K1, $q119, $q229);
+    $missing(K1, $q122, $q229);
   } else {
-    $param(t6, dt1!, by1, "M", 2, K1, $q119, $q229);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
   }
   if (t7 === null) {
-    $missing(K1, $q119, $q223);
+    $missing(K1, $q122, $q223);
   } else {
-    $param(t7, dt1!, by1, "M", 1, K1, $q119, $q223);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
   }
   if (t8 === null) {
-    $missing(K1, $q119, $q224);
+    $missing(K1, $q122, $q224);
   } else {
-    $param(t8, dt1!, by1, "M", 1, K1, $q119, $q224);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
   }
   if (t9 === null) {
   } else {
-    $param(t9, dt0!, by0, "T", 2, K1, $q119, $q193);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
   }
   if (t10 === null) {
   } else {
-    $param(t10, dt0!, by0, "T", 2, K1, $q119, $q198);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
   }
   if (t11 === null) {
   } else {
-    $param(t11, dt0!, by0, "T", 3, K1, $q54, $q132);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
   }
   if (u3 === null) {
   } else {
-    $param(u3, dt0!, by0, "T", 4, K1, $q54, $q221);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
   }
   if (u4 === null) {
   } else {
-    $param(u4, dt0!, by0, "T", 4, K1, $q54, $q222);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
   }
-  if (dt0 === undefined) dt0 = $q111;
-  else if (dt0 !== $q111) $fail($q0, K1 + $q157 + dt0 + $q158);
+  if (dt0 === undefined) dt0 = $q114;
+  else if (dt0 !== $q114) $fail($q0, K1 + $q157 + dt0 + $q158);
   if (dt1 === undefined) dt1 = $q159;
   else if (dt1 !== $q159) $fail($q0, K1 + ": M = " + dt1 + $q160);
   $num(g0, false, K1, $q251);
   $num(g1, false, K1, $q154);
   $num(g2, false, K1, $q155);
   $num(g3, false, K1, $q252);
-  $num(g4, false, K1, $q131);
+  $num(g4, false, K1, $q133);
   $num(g5, false, K1, $q253);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
@@ -3230,8 +3199,8 @@ export function plan1(call: SparseAttentionCall): Plan {
   if (a2 === undefined) $fail($q0, K1 + $q162);
   if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q254);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q111 && dt1 === $q159) return K1A0_plan(new K1A0(t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5));
-  return $fail($q147, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);
+  if (dt0 === $q114 && dt1 === $q159) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
+  return $fail($q149, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

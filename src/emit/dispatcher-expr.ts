@@ -1,7 +1,9 @@
 /**
- * Expressions of a kernel as generated TypeScript: one class per dtype assignment whose fields are
- * the call's tensors and attributes and one memo per derive entry (`mN`, which method `dN` sets when it is unset; read as
- * `this.mN ?? this.dN()`, or in explanations as `this.dN()`).
+ * Expressions of a kernel as generated TypeScript: one context per dtype assignment (an object
+ * literal, typed by an interface) whose fields are the call's tensors and attributes and one memo
+ * per derive entry (`mN`, null until method `dN` sets it; read as `this.mN ?? this.dN()`, or in
+ * explanations as `this.dN()`). The methods are written with `this` and emitted as module functions
+ * taking the context as `o` (methodsAsFunctions).
  * Every build-time value, and every value the call's validation fixes, is folded to a constant;
  * integer-checked arithmetic is written in place; conditions get a method telling whether they
  * hold and one explaining why not (mirroring plan/explain-false.ts).
@@ -125,7 +127,11 @@ export interface GenEnv {
 /** Emits one assignment's context class and plan function. */
 export class AssignmentGen {
   private readonly methods: string[] = [];
-  /** Memo fields: declared (no class-field initializers) and set in the constructor, which V8 runs as plain stores. */
+  /**
+   * Memo fields: null in the context literal (contextLiteral; `m12: null` is shorter minified than
+   * `m12: void 0`, and no memo holds null, so `??` and `??=` read it as unset), set by the functions
+   * that compute them.
+   */
   private readonly fields: { name: string; type: string }[] = [];
   /** (env index, derive name) -> its memo field and method, its constant (or error), or its inlined read. */
   private readonly fnCache = new Map<string, { memo: string; method: string } | { value: Value } | { error: string } | { read: string }>();
@@ -264,11 +270,11 @@ export class AssignmentGen {
     }
   }
 
-  /** Shape fields (`sN`: a required tensor's shape, set by the constructor) that the class's code reads. */
+  /** Shape fields (`sN`: a required tensor's shape, set when the context is made) that the class's code reads. */
   private readonly shapeFields = new Set<number>();
 
   /**
-   * The shape of a required tensor: a field set by the constructor (validation made the tensor
+   * The shape of a required tensor: a field of the context (validation made the tensor
    * present), except for an output plan() fills in, whose description plan() sets.
    */
   shapeOf(id: string): string {
@@ -400,7 +406,7 @@ export class AssignmentGen {
             const r = this.temp();
             return { code: `(${r} = ${a} % ${b}, ${r} ${divisor < 0 ? ">" : "<"} 0 ? ${r} + ${b} : ${r} === 0 ? 0 : ${r})` };
           }
-          return { code: this.safe(`Math.floor(${a} / ${b})`) };
+          return { code: this.safe(`$floor(${a} / ${b})`) };
         }
         const table: Record<string, Record<string, string>> = {
           "+": { F: `(${a} + ${b})` },
@@ -474,13 +480,13 @@ export class AssignmentGen {
       }
       case "min":
       case "max":
-        return `Math.${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
+        return `$${x.fn}(${x.args.map((_, i) => n(i)).join(", ")})`;
       case "floor":
-        return `$chk(Math.floor(${n(0)}))`;
+        return `$chk($floor(${n(0)}))`;
       case "ceilDiv": {
         const divisor = this.expr(x.args[1], e, src).value;
         // By a constant other than zero, in place (as for the division operators).
-        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-Math.floor(-${n(0)} / ${n(1)})`);
+        if (typeof divisor === "number" && divisor !== 0) return this.safe(`-$floor(-${n(0)} / ${n(1)})`);
         return `$ceilDiv(${n(0)}, ${n(1)})`;
       }
       case "pow2ceil":
@@ -649,31 +655,50 @@ export class AssignmentGen {
   }
 
   /**
-   * The class text: tensor fields (a filled output's is set by plan(), the others only by the
-   * constructor), the outputs bag's descriptions of in-place outputs, attributes, memo fields.
+   * The context's type and functions: tensor fields (a filled output's is set by plan(), the others
+   * only when the context is made), the outputs bag's descriptions of in-place outputs, attributes,
+   * memo fields. The type is an interface (it leaves nothing in the JavaScript); the context is the
+   * object literal contextLiteral() gives.
    */
   classText(className: string): string {
-    const call = this.valid;
-    const tensors = [...call.tensors.values()].sort((a, b) => a.index - b.index);
-    const aliases = [...call.aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`);
-    const attrs = [...call.attrIndex.values()].sort((a, b) => a - b).map((i) => `a${i}`);
-    const shapes = [...this.shapeFields].sort((a, b) => a - b);
+    const { tensors, aliases, attrs, shapes } = this.contextFields();
     const decls = [
-      ...tensors.map((t) => `  declare ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
-      ...aliases.map((u) => `  declare readonly ${u}: TensorDesc | null;`),
-      ...attrs.map((a) => `  declare readonly ${a}: unknown;`),
-      ...this.fields.map((f) => `  declare ${f.name}: ${f.type} | undefined;`),
-      ...shapes.map((i) => `  declare readonly s${i}: readonly number[];`),
+      ...tensors.map((t) => `  ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
+      ...aliases.map((u) => `  readonly ${u}: TensorDesc | null;`),
+      ...attrs.map((a) => `  readonly ${a}: unknown;`),
+      ...shapes.map((i) => `  readonly s${i}: readonly number[];`),
+      ...this.fields.map((f) => `  ${f.name}: ${f.type} | null;`),
     ].map((d) => ty(d));
-    const names = [...tensors.map((t) => `t${t.index}`), ...aliases];
-    const params = [...names.map((t) => `${t}${ty(": TensorDesc | null")}`), ...attrs.map((a) => `${a}${ty(": unknown")}`)];
-    const body = [...names, ...attrs]
-      .map((x) => `    this.${x} = ${x};`)
-      .concat(shapes.map((i) => `    this.s${i} = t${i}${ty("!")}.shape;`))
-      // Memo fields start undefined, in one chained assignment (stored last to first).
-      .concat(this.fields.length ? [`    ${this.fields.map((f) => `this.${f.name} = `).join("")}undefined;`] : []);
     const fns = methodsAsFunctions(className, this.methods);
-    return [`class ${className} {`, ...decls, `  constructor(${params.join(", ")}) {`, ...body, `  }`, `}`, ...fns].join("\n");
+    return [ty(`interface ${className} {`), ...decls, ty(`}`), ...fns].join("\n");
+  }
+
+  /**
+   * The expression making a call's context: one object literal of every field (the validated
+   * tensors, aliases and attributes, which plan0's locals of the same names hold, the required
+   * tensors' shapes, and the memo fields, null), so every context of the class has one shape
+   * and V8 makes it from the literal's boilerplate in place, with no constructor call.
+   */
+  contextLiteral(): string {
+    const { tensors, aliases, attrs, shapes } = this.contextFields();
+    const parts = [
+      ...tensors.map((t) => `t${t.index}`),
+      ...aliases,
+      ...attrs,
+      ...shapes.map((i) => `s${i}: t${i}${ty("!")}.shape`),
+      ...this.fields.map((f) => `${f.name}: null`),
+    ];
+    return `{ ${parts.join(", ")} }`;
+  }
+
+  private contextFields(): { tensors: TensorSlot[]; aliases: string[]; attrs: string[]; shapes: number[] } {
+    const call = this.valid;
+    return {
+      tensors: [...call.tensors.values()].sort((a, b) => a.index - b.index),
+      aliases: [...call.aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`),
+      attrs: [...call.attrIndex.values()].sort((a, b) => a - b).map((i) => `a${i}`),
+      shapes: [...this.shapeFields].sort((a, b) => a - b),
+    };
   }
 }
 

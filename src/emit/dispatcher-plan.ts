@@ -154,7 +154,8 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
             groups.set(v, [...(groups.get(v) ?? []), r]);
           }
           const arms = [...groups].map(([v, rs]) => `${params[i]} === ${v} ? ${tree(rs, depth + 1)}`);
-          return `(${arms.join(" : ")} : undefined)`;
+          // null where no key matches (`??` reads it as undefined; shorter minified than `void 0`).
+          return `(${arms.join(" : ")} : null)`;
         };
         // Without key leaves the first entry is the shader (and no call can miss it).
         const choose = (): string => {
@@ -269,9 +270,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     return `this.${method}(${[sc(`${prefix}: pass \`${pm.pass.id}\``), `s${pi}`, ...scratchRefs.map((r) => scratchRes.get(r)!)].join(", ")})`;
   });
   const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-  body.push(
-    `    return { kernel: ${q(name)}, variant: ${q(v.id)}, passes: [${passes.join(", ")}], scratch: [${scratch.join(", ")}], outputShapes: shapes };`,
-  );
+  body.push(`    return $plan(${q(name)}, ${q(v.id)}, [${passes.join(", ")}], [${scratch.join(", ")}], shapes);`);
   if (stages.length === 0) return body;
   // One try/catch for the method: `st` names the guarded evaluation that was running.
   const table = cx.konst(`[${stages.join(", ")}]`, "readonly string[]");
@@ -342,9 +341,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
         const memo = `q${slot.index}${b.buffer === "uniform" ? "u" : ""}`;
         const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => {
           g.field(memo, "BindingResource");
-          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${max}, ${sc(name)}, ${q(limit)}));\n  }`;
+          const lim = cx.konst(`[${max}, ${q(limit)}, ${sc(name)}]`, "readonly [number, string, string]");
+          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${lim}));\n  }`;
         });
-        body.push(`    const ${r} = this.${method}();`);
+        // The memo is read in place: a pass after the first that binds the tensor calls nothing.
+        body.push(`    const ${r} = this.${memo} ?? this.${method}();`);
       }
       return r;
     };
@@ -471,7 +472,10 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
   if (!conditional) lines.push(`    const shapes = { ${entries.join(", ")} };`);
 }
 
-/** Generates one dtype assignment's class: its plan() method and everything it calls. */
+/**
+ * Generates one dtype assignment's context type and functions (its plan() and everything it calls),
+ * and the expression that makes its context (an object literal of plan0's locals).
+ */
 export function generateAssignment(
   model: KernelModel,
   a: AssignmentModel,
@@ -479,7 +483,7 @@ export function generateAssignment(
   call: ValidatedCall,
   consts: string[],
   values: Map<string, string> = new Map(),
-): string {
+): { text: string; context: string } {
   const k = model.kernel;
   const name = k.spec.name;
 
@@ -577,5 +581,5 @@ export function generateAssignment(
     );
   }
   g.method(`plan()${ty(": Plan")}`, lines.join("\n"));
-  return g.classText(cls);
+  return { text: g.classText(cls), context: g.contextLiteral() };
 }

@@ -93,18 +93,33 @@ const HELPERS = marks(String.raw`«type V = number | boolean | string | readonly
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
-/** An own property's value (inherited ones, e.g. of a polluted Object.prototype, are not read). */
-function $own(o«: object», k«: string»)«: unknown» {
-  return $hasOwn.call(o, k) ? (o« as Bag»)[k] : undefined;
-}
+/**
+ * Math and Number functions the generated code calls, read once when the module loads: a call of
+ * $floor(x) is shorter minified than Math.floor(x) and skips a property read; V8 optimizes it as
+ * the same builtin (its call site's target).
+ */
+const $floor = Math.floor;
+/** Math.min, read once (see $floor). */
+const $min = Math.min;
+/** Math.max, read once (see $floor). */
+const $max = Math.max;
+/** Number.isSafeInteger, read once (see $floor). */
+const $isSafe = Number.isSafeInteger;
+/** Number.isInteger, read once (see $floor). */
+const $isInt = Number.isInteger;
 /** The call itself: an object, else an invalid_call error. */
 function $call(c«: unknown», kernel«: string»)«: object» {
   if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
-/** One of the call's bags (inputs, outputs, attrs), read once: an object, or undefined when absent. */
+/**
+ * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
+ * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
+ * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
+ * and go megamorphic).
+ */
 function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefined» {
-  const v = $own(c, k);
+  const v = $hasOwn.call(c, k) ? (k === "inputs" ? (c« as Call»).inputs : k === "outputs" ? (c« as Call»).outputs : (c« as Bag»)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
   return v« as Bag»;
@@ -139,7 +154,7 @@ function $td(v«: unknown», kernel«: string», what«: string», id«: string�
   let ok = true;
   for (let i = 0; i < n; i++) {
     const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && Number.isSafeInteger(d) && d >= 0)) ok = false;
+    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d« as number»;
   }
   if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
@@ -173,7 +188,7 @@ function $rank(t«: TensorDesc», rank«: number», kernel«: string», what«: 
 }
 /** Fails for a given numeric attribute value that is not a finite number (an integer when int). */
 function $num(v«: unknown», int«: boolean», kernel«: string», name«: string»)«: void» {
-  if (v !== undefined && !(typeof v === "number" && (int ? Number.isInteger(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
+  if (v !== undefined && !(typeof v === "number" && (int ? $isInt(v) : Number.isFinite(v)))) $badAttr(kernel, name, int ? "an integer" : "a finite number", v);
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel«: string», name«: string», want«: string», v«: unknown»)«: never» {
@@ -201,29 +216,29 @@ function $overflow(v«: number»)«: never» {
   return $err("integer overflow: " + v + " is outside ±(2^53 - 1)");
 }
 function $chk(v«: number»)«: number» {
-  return Number.isSafeInteger(v) ? v : $overflow(v);
+  return $isSafe(v) ? v : $overflow(v);
 }
 function $isI(a«: number», b«: number»)«: boolean» {
-  return Number.isInteger(a) && Number.isInteger(b);
+  return $isInt(a) && $isInt(b);
 }
 /** a + b, failing on integer overflow when both are integers (number-typed operands). */
 function $addN(a«: number», b«: number»)«: number» {
   const r = a + b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a - b, failing on integer overflow when both are integers (number-typed operands). */
 function $subN(a«: number», b«: number»)«: number» {
   const r = a - b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 /** a * b, failing on integer overflow when both are integers (number-typed operands). */
 function $mulN(a«: number», b«: number»)«: number» {
   const r = a * b;
-  return Number.isSafeInteger(r) || !$isI(a, b) ? r : $overflow(r);
+  return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("integer division by zero (" + a + " / 0)");
-  return $chk(Math.floor(a / b));
+  return $chk($floor(a / b));
 }
 function $modI(a«: number», b«: number»)«: number» {
   if (b === 0) $err("modulo by zero (" + a + " % 0)");
@@ -241,7 +256,7 @@ function $divF(a«: number», b«: number»)«: number» {
 }
 function $fdivF(a«: number», b«: number»)«: number» {
   if (b === 0) $err("division by zero (" + a + " // 0)");
-  return Math.floor(a / b);
+  return $floor(a / b);
 }
 function $divN(a«: number», b«: number»)«: number» {
   return $isI(a, b) ? $fdivI(a, b) : $divF(a, b);
@@ -257,12 +272,12 @@ function $neg(v«: number»)«: number» {
 }
 function $dimS(shape«: readonly number[]», axis«: number», what«: string»)«: number» {
   const rank = shape.length;
-  if (!Number.isInteger(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
   return shape[axis < 0 ? axis + rank : axis]«!»;
 }
 function $ceilDiv(a«: number», b«: number»)«: number» {
   if (b === 0) $err("ceilDiv(" + a + ", 0): division by zero");
-  return $chk(-Math.floor(-a / b));
+  return $chk(-$floor(-a / b));
 }
 function $pow2ceil(n«: number»)«: number» {
   if (n <= 1) return 1;
@@ -388,7 +403,7 @@ function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: numb
   if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
   const shape = t.shape;
   const rank = shape.length;
-  if (!Number.isInteger(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
   return shape[ax < 0 ? ax + rank : ax]«!»;
 }
 function $product(shape«: readonly number[]»)«: number» {
@@ -409,7 +424,7 @@ function $outShape(v«: unknown», rank«: number», kernel«: string», id«: s
   const a = v« as unknown[]»;
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!(Number.isSafeInteger(a[i]) && (a[i]« as number») >= 0)) ok = false;
+  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i]« as number») >= 0)) ok = false;
   if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v« as readonly number[]»;
 }
@@ -453,13 +468,13 @@ function $word(bytes«: Uint8Array», o«: number», w«: number»)«: void» {
 /** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
 function $u32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
   const n = v« as number»;
-  if (!Number.isInteger(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   $word(bytes, o, n);
 }
 /** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
 function $i32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
   const n = v« as number»;
-  if (!Number.isInteger(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
   $word(bytes, o, n);
 }
 /** Writes a uniform f32 field at byte o: the nearest f32's bits. */
@@ -469,7 +484,7 @@ function $f32(bytes«: Uint8Array», o«: number», v«: unknown»)«: void» {
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {
-  if (!(typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= max)) {
+  if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
     $fail("eval", prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
@@ -492,6 +507,10 @@ function $pass(id«: string», name«: string», shader«: string», bindings«:
 /** A uniform buffer's bytes as a binding resource. */
 function $ur(bytes«: Uint8Array»)«: BindingResource» {
   return { kind: "uniform", bytes };
+}
+/** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
+function $plan(kernel«: string», variant«: string», passes«: readonly PassPlan[]», scratch«: readonly { readonly id: string; readonly size: number }[]», outputShapes«: Readonly<Record<string, readonly number[]>>»)«: Plan» {
+  return { kernel, variant, passes, scratch, outputShapes };
 }
 /** A scratch buffer's whole range as a binding resource. */
 function $scratch(scratch«: string», size«: number»)«: BindingResource» {
@@ -517,10 +536,13 @@ function $evalIn(e«: unknown», prefix«: string», whats«: readonly string[]�
   if (st > 0 && e instanceof EvalFailure) $fail("eval", prefix + ": " + whats[st - 1] + " failed: " + e.message);
   throw e;
 }
-/** A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding limit. */
-function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», max«: number», kernel«: string», limit«: string»)«: BindingResource» {
+/**
+ * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
+ * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ */
+function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», lim«: readonly [number, string, string]»)«: BindingResource» {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= max)) $fail("eval", kernel + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + limit + " (" + max + ")");
+  if (!(size <= lim[0])) $fail("eval", lim[2] + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + lim[1] + " (" + lim[0] + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 `);

@@ -125,7 +125,9 @@ export function generateKernel(
     if ((tensorsOf.get(i) ?? 0) > 1) w.line(`let by${i} = "";`);
     known.set(i, "unset");
   });
-  // The common checks are small prelude helpers ($param, $rank, $num) that V8 inlines; the others are written in place.
+  // A tensor's dtype and rank are tested in place, with $param or $rank called only to fail (V8 inlines
+  // few of plan0's calls before its inlining budget is spent); $num is a small prelude helper; the
+  // others are written in place.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
     const args = `${K}, ${str(what)}, ${str(id)}`;
     w.open(`if (${local} === null)`);
@@ -139,7 +141,9 @@ export function generateKernel(
         w.line(`dt${d} = ${local}.dtype;`);
         if ((tensorsOf.get(d) ?? 0) > 1) w.line(`by${d} = ${str(id)};`);
       } else if (state === "set") {
-        w.line(`$param(${local}, dt${d}${ty("!")}, by${d}, ${str(dtype)}, ${rank ?? -1}, ${args});`);
+        // Tested in place; $param, called only when a test fails, gives the message.
+        const test = `${local}.dtype !== dt${d}${rank === undefined ? "" : ` || ${local}.shape.length !== ${rank}`}`;
+        w.line(`if (${test}) $param(${local}, dt${d}${ty("!")}, by${d}, ${str(dtype)}, ${rank ?? -1}, ${args});`);
         rankChecked = true;
       } else {
         w.line(`const prev = dt${d};`);
@@ -154,7 +158,7 @@ export function generateKernel(
     } else {
       w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
     }
-    if (rank !== undefined && !rankChecked) w.line(`$rank(${local}, ${rank}, ${args});`);
+    if (rank !== undefined && !rankChecked) w.line(`if (${local}.shape.length !== ${rank}) $rank(${local}, ${rank}, ${args});`);
     w.close();
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, "input", `t${slot(i.name)}`);
@@ -201,18 +205,14 @@ export function generateKernel(
   }
   // The class of the call's dtype assignment plans it.
   const classes: string[] = [];
-  const args = [
-    ...[...tensors.values()].map((s) => `t${s.index}`),
-    ...[...aliasIndex.values()].sort((a, b) => a - b).map((i) => `u${i}`),
-    ...spec.attributes.map((_, i) => `a${i}`),
-  ].join(", ");
   model.assignments.forEach((a, ai) => {
     const cls = `K${kIndex}A${ai}`;
-    classes.push(generateAssignment(model, a, cls, call, consts, values));
+    const gen = generateAssignment(model, a, cls, call, consts, values);
+    classes.push(gen.text);
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
       .join(" && ");
-    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(new ${cls}(${args}));`);
+    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(${gen.context});`);
   });
   const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
   w.line(

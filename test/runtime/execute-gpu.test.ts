@@ -419,6 +419,15 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
   });
 });
 
+/** The first `count` timestamps of a query set, resolved and read back. */
+async function readTimestamps(gpu: GPUDevice, querySet: GPUQuerySet, count: number): Promise<BigUint64Array> {
+  const resolved = gpu.createBuffer({ size: 8 * count, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
+  const encoder = gpu.createCommandEncoder();
+  encoder.resolveQuerySet(querySet, 0, count, resolved, 0);
+  gpu.queue.submit([encoder.finish()]);
+  return new BigUint64Array(await readBuffer(gpu, resolved));
+}
+
 describe.runIf(timedDevice)("executePlan with timestamp writes", () => {
   it("writes a begin and an end timestamp for each executed pass", async () => {
     const gpu = timedDevice as GPUDevice;
@@ -442,11 +451,7 @@ describe.runIf(timedDevice)("executePlan with timestamp writes", () => {
     );
     expect(result.skipped).toEqual(["clobber"]);
     expect(seen).toEqual(["scale@0", "shift@1"]);
-    const resolved = gpu.createBuffer({ size: 32, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
-    const encoder = gpu.createCommandEncoder();
-    encoder.resolveQuerySet(querySet, 0, 4, resolved, 0);
-    gpu.queue.submit([encoder.finish()]);
-    const ticks = new BigUint64Array(await readBuffer(gpu, resolved));
+    const ticks = await readTimestamps(gpu, querySet, 4);
     expect(ticks[0] > 0n).toBe(true);
     for (let i = 1; i < 4; i++) expect(ticks[i] >= ticks[i - 1]).toBe(true);
     expect(Array.from(new Float32Array(await readBuffer(gpu, y, 0, 4 * n)))).toEqual(new Array(n).fill(5));
@@ -466,11 +471,7 @@ describe.runIf(timedDevice)("executePlan with timestamp writes", () => {
       { checkErrors: true, planTimestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } },
     );
     expect(result.dispatched).toEqual(["scale", "shift"]);
-    const resolved = gpu.createBuffer({ size: 16, usage: BufferUsage.QUERY_RESOLVE | BufferUsage.COPY_SRC });
-    const encoder = gpu.createCommandEncoder();
-    encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
-    gpu.queue.submit([encoder.finish()]);
-    const ticks = new BigUint64Array(await readBuffer(gpu, resolved));
+    const ticks = await readTimestamps(gpu, querySet, 2);
     expect(ticks[0] > 0n).toBe(true);
     expect(ticks[1] >= ticks[0]).toBe(true);
     expect(Array.from(new Float32Array(await readBuffer(gpu, y, 0, 4 * n)))).toEqual(new Array(n).fill(7));

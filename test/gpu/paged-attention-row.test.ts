@@ -8,7 +8,8 @@
  * (TEST_NO_ROW_FALLBACK = 1, a test-only tunable), so a case passes only if every workgroup ran the
  * row path. Cases: decode with split-K, prefill and mixed batches in one pass, blocks that hold a
  * tile, several per tile and a tile that straddles blocks, 1, 2, 4, 7 and 8 query heads per KV
- * head, f16 native (desktop-32k) and packed in u32 pairs (desktop-48k), garbage in every cache
+ * head, f16 native (desktop-32k) and packed in u32 pairs (desktop-48k), on an adapter of 16 or
+ * more lanes also two streams per subgroup (ROW_SUBGROUP_SIZE = W / 2), garbage in every cache
  * slot no visible key reads, hostile block tables. With CI=true an adapter whose subgroups are not
  * exactly 8, 16 or 32 lanes wide fails the run: the path the shipped desktop profiles take must
  * have run. The seed is printed; PAGED_ROW_SEED=<n> replays a run.
@@ -49,6 +50,8 @@ interface RowCase {
   readonly batch?: PagedBatch;
   /** Pins beyond the file's (e.g. ROW_LOAD_AHEAD 1: K rows loaded one chunk ahead, not two). */
   readonly pins?: Readonly<Record<string, number>>;
+  /** Runs only where the adapter's subgroups have at least this many lanes. */
+  readonly minWidth?: number;
 }
 
 const shape = (
@@ -132,6 +135,26 @@ const CASES: readonly RowCase[] = [
     batch: { past: [70, 0], newTokens: [3, 9] },
     pins: { ROW_LOAD_AHEAD: 1 },
   },
+  // Two streams in each subgroup (ROW_SUBGROUP_SIZE = W / 2: 16 on the H200's 32-lane subgroups,
+  // 8 on lavapipe with LP_NATIVE_VECTOR_WIDTH=512): each stream's shuffles stay in its half and
+  // read its head maxima from its own lanes. With lavapipe's default 8 lanes the streams of the
+  // W = 8 build are whole subgroups, which the cases above check.
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived_splitk",
+    shape: shape("G4 bs16 decode, two streams", 8, 2, 16),
+    batch: { past: [300, 17, 64], newTokens: [1, 1, 1] },
+    pins: { ROW_SUBGROUP_SIZE: (W ?? 32) / 2 },
+    minWidth: 16,
+  },
+  {
+    profile: "desktop-48k",
+    variant: "packed_derived",
+    shape: shape("G8 bs32 mixed, two streams", 8, 1, 32),
+    batch: { past: [70, 0, 33], newTokens: [3, 9, 1] },
+    pins: { ROW_SUBGROUP_SIZE: (W ?? 32) / 2 },
+    minWidth: 16,
+  },
 ];
 
 /**
@@ -180,7 +203,8 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
   });
 
   for (const [i, c] of CASES.entries()) {
-    test(`W${W} ${c.profile}: ${c.variant}: ${c.shape.name}`, async () => {
+    if ((W ?? 0) < (c.minWidth ?? 0)) continue;
+    test(`W${c.pins?.ROW_SUBGROUP_SIZE ?? W} ${c.profile}: ${c.variant}: ${c.shape.name}`, async () => {
       const rand = rng(SEED + 7919 * i);
       const data = makePagedCase(c.shape, c.variant.startsWith("packed"), c.variant.includes("_slot"), rand, c.batch);
       const compiled = await plannerFor(c);
@@ -210,7 +234,7 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
       }
       const numSplits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
       table.push(
-        `${W} | ${c.profile} | ${c.variant} | ${c.shape.name} (${data.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
+        `${c.pins?.ROW_SUBGROUP_SIZE ?? W} | ${c.profile} | ${c.variant} | ${c.shape.name} (${data.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
       );
       const { numHeads: N, headSize: H } = c.shape;
       const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";

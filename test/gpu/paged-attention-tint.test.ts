@@ -108,7 +108,9 @@ describe("PagedAttention shaders (Tint through the compiler)", () => {
           const attention = plan.passes.find((p) => p.id === "main" || p.id === "split_attention")!;
           const wgsl = compiled.shaders[attention.shader];
           expect(wgsl, JSON.stringify(g)).toContain(`fn reduce_pairs(p: array<f32, ${W}>, lane: u32) -> f32 {`);
-          expect(wgsl, JSON.stringify(g)).toContain(`if (sg_size != ${W}u || sg_id != lane % ${W}u) {`);
+          // 32 / W streams of W lanes, each inside one subgroup of at least W lanes.
+          expect(wgsl, JSON.stringify(g)).toContain(`if (sg_size < ${W}u || sg_id != lane % sg_size) {`);
+          expect(wgsl, JSON.stringify(g)).toContain(`attend_rows(wid, nwg, lane % ${W}u, lane / ${W}u, sg_id - lane % ${W}u);`);
           expect(wgsl, JSON.stringify(g)).toContain("attend_key_per_lane(wid, nwg, lane);");
           expect(wgsl, JSON.stringify(g)).not.toContain("not_rows");
         });

@@ -167,6 +167,21 @@ function pinsName(pins) {
 }
 
 /**
+ * Runs `reps` timed executions, `run(o)` writing `stamps` timestamps from query index o, in batches
+ * that fit the query set, and calls `collect(t, o)` for each run once its batch is read back.
+ */
+async function timedRuns(reps, stamps, run, collect) {
+  const perBatch = Math.floor(QUERIES / stamps);
+  for (let done = 0; done < reps;) {
+    const count = Math.min(perBatch, reps - done);
+    for (let r = 0; r < count; r++) await run(r * stamps);
+    const t = await readTimestamps(stamps * count);
+    for (let r = 0; r < count; r++) collect(t, r * stamps);
+    done += count;
+  }
+}
+
+/**
  * Times a plan: the median GPU time of the plan as the runtime encodes it (every pass a dispatch of
  * one compute pass, timestamps at that pass's beginning and end), of the passes named in `focus`
  * alone encoded the same way, and of each pass encoded as its own compute pass (per-pass
@@ -184,34 +199,30 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
   }
   const onePass = async (p) => {
     const times = [];
-    for (let done = 0; done < reps;) {
-      const count = Math.min(QUERIES / 2, reps - done);
-      for (let r = 0; r < count; r++)
-        await executePlan(device, cache, p, tensors, {
-          planTimestampWrites: { querySet, beginningOfPassWriteIndex: 2 * r, endOfPassWriteIndex: 2 * r + 1 },
-        });
-      const t = await readTimestamps(2 * count);
-      for (let r = 0; r < count; r++) times.push((t[2 * r + 1] - t[2 * r]) / 1e6);
-      done += count;
-    }
+    await timedRuns(
+      reps,
+      2,
+      (o) =>
+        executePlan(device, cache, p, tensors, {
+          planTimestampWrites: { querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 },
+        }),
+      (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
+    );
     return median(times);
   };
   const total = await onePass(plan);
   const focused = await onePass({ ...plan, passes: plan.passes.filter((p) => focus.includes(p.id)) });
-  const perBatch = Math.floor(QUERIES / (2 * n));
   const perPassTotal = [];
   const perPassFocused = [];
   const perPass = plan.passes.map(() => []);
-  for (let done = 0; done < reps;) {
-    const count = Math.min(perBatch, reps - done);
-    for (let r = 0; r < count; r++) {
-      await executePlan(device, cache, plan, tensors, {
-        timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: 2 * (r * n + i), endOfPassWriteIndex: 2 * (r * n + i) + 1 }),
-      });
-    }
-    const t = await readTimestamps(2 * n * count);
-    for (let r = 0; r < count; r++) {
-      const o = 2 * n * r;
+  await timedRuns(
+    reps,
+    2 * n,
+    (o) =>
+      executePlan(device, cache, plan, tensors, {
+        timestampWrites: (_p, i) => ({ querySet, beginningOfPassWriteIndex: o + 2 * i, endOfPassWriteIndex: o + 2 * i + 1 }),
+      }),
+    (t, o) => {
       perPassTotal.push((t[o + 2 * n - 1] - t[o]) / 1e6);
       let f = 0;
       plan.passes.forEach((p, i) => {
@@ -220,9 +231,8 @@ async function timePlan(plan, shaders, tensors, focus, reps = 40, cache = new Pi
         if (focus.includes(p.id)) f += ms;
       });
       perPassFocused.push(f);
-    }
-    done += count;
-  }
+    },
+  );
   return {
     total,
     focused,

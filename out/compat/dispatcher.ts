@@ -784,7 +784,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "f051d8571c0ddf53" : null) : a0 === 32 ? (a1 === 128 ? "685cba28b8d3d6c9" : a1 === 96 ? "17d2bae94a44953e" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
@@ -1906,7 +1906,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "03cbb93c238d82ab" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];

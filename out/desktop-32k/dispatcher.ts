@@ -38,11 +38,11 @@ const $q31 = "dim(shapes.keyCacheT, 3)";
 const $q32 = "present.keyT";
 const $q33 = "present.slotMappingT";
 const $q34 = ": no shader was built for pass `scatter` with ";
-const $q35 = "4c2b55485f576ef4";
-const $q36 = "e82bcfc93798bad2";
-const $q37 = "2cb94c49cdc0f774";
-const $q38 = "0d8a9273519b9e45";
-const $q39 = "a3c7bae0139a9c9f";
+const $q35 = "fc2ba31f0cee9f6e";
+const $q36 = "affc17387e4ac75e";
+const $q37 = "c34e7b76e8924bc7";
+const $q38 = "4eb20356efc9f516";
+const $q39 = "b8bf3da96488484b";
 const $q40 = ": no shader was built for pass `split_attention` with ";
 const $q41 = ": no shader was built for pass `merge` with ";
 const $q42 = "maxStorageBufferBindingSize";
@@ -70,11 +70,11 @@ const $q63 = ": pass `merge`";
 const $q64 = "the shape of intermediate `partialOut`";
 const $q65 = "the shape of intermediate `partialStats`";
 const $q66 = "slot_mapping";
-const $q67 = "5bb0b1af45002028";
-const $q68 = "31ee8feafef99576";
-const $q69 = "159935c107d8cc9b";
-const $q70 = "1a20e2218131ac86";
-const $q71 = "ba00e42ca2b821b9";
+const $q67 = "526634345db778fe";
+const $q68 = "b8ecb49cba3781bc";
+const $q69 = "9e0281da80b79fb6";
+const $q70 = "aa99a86cde39f695";
+const $q71 = "6246b3644367a483";
 const $q72 = ": no shader was built for pass `main` with ";
 const $q73 = ": pass `main`";
 const $q74 = "headLayoutOk";
@@ -186,7 +186,7 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "2a5469ed92d773e9";
+const $q183 = "77a42213c630fbdb";
 const $q184 = ": no shader was built for pass `split_attend` with ";
 const $q185 = "present_key";
 const $q186 = "present_value";
@@ -201,7 +201,7 @@ const $q194 = "uniform field `params.rowStride`";
 const $q195 = ": pass `split_attend`";
 const $q196 = "the shape of intermediate `rotatedQuery`";
 const $q197 = "the shape of intermediate `partial`";
-const $q198 = "a393a4e54c078b0b";
+const $q198 = "85c0333274d43a08";
 const $q199 = ": no shader was built for pass `attend` with ";
 const $q200 = ": pass `attend`";
 const $q201 = "layoutShapeOk";
@@ -793,7 +793,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "7af4c6dd4ef3c47b" : null) : a0 === 32 ? (a1 === 128 ? "6191742b6f40bbca" : a1 === 96 ? "c8e8ef98db886bfa" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [1073741824, $q42, K0A0S2];
@@ -1915,7 +1915,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q29, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "0d9ab25f01509d47" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
 const K1A0V7: readonly [number, string, string] = [1073741824, $q42, K1A0S4];
@@ -1931,7 +1931,7 @@ const K1A0S6 = K1A0S0 + $q63;
 const K1A0V15: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "3b842a6493f6f63a" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "036bfdcf061891ea" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V16: readonly BindingPlan[] = $bl([$q56, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
 const K1A0S8 = K1A0S7 + $q175;
@@ -1970,7 +1970,7 @@ const K1A0S23 = K1A0S20 + $q200;
 const K1A0V25: readonly string[] = [K1A0S20, $q196];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "f03bf837ae1012d7" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "85076d67392b9fad" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q200;

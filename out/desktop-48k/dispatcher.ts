@@ -38,11 +38,11 @@ const $q31 = "dim(shapes.keyCacheT, 3)";
 const $q32 = "present.keyT";
 const $q33 = "present.slotMappingT";
 const $q34 = ": no shader was built for pass `scatter` with ";
-const $q35 = "eb9cbf1998f109aa";
-const $q36 = "cbf510c18b9c37bc";
-const $q37 = "f5b8307765e837d2";
-const $q38 = "39353165154c82d1";
-const $q39 = "f5c3d6519034bd9d";
+const $q35 = "9936c0e6b3d6d056";
+const $q36 = "01b06fd1cd8d20de";
+const $q37 = "7f6aadce1acab7f7";
+const $q38 = "2b7c8d48f93e6368";
+const $q39 = "1eae3415e6a7feda";
 const $q40 = ": no shader was built for pass `split_attention` with ";
 const $q41 = ": no shader was built for pass `merge` with ";
 const $q42 = "maxStorageBufferBindingSize";
@@ -70,11 +70,11 @@ const $q63 = ": pass `merge`";
 const $q64 = "the shape of intermediate `partialOut`";
 const $q65 = "the shape of intermediate `partialStats`";
 const $q66 = "slot_mapping";
-const $q67 = "44aaf13c793d781b";
-const $q68 = "65068b1eba9e87e0";
-const $q69 = "40d1ad0d2c786c89";
-const $q70 = "8985baed9ffea40b";
-const $q71 = "dbc27ce4e24bb452";
+const $q67 = "dfc2aa384efba530";
+const $q68 = "cb90dc410ac42e41";
+const $q69 = "01bc8d5a85583000";
+const $q70 = "d4cd9dc9a6a4d1fc";
+const $q71 = "14dfbbbba4cae294";
 const $q72 = ": no shader was built for pass `main` with ";
 const $q73 = ": pass `main`";
 const $q74 = "headLayoutOk";
@@ -186,7 +186,7 @@ const $q179 = "dim(shapes.pastKeyT, 3)";
 const $q180 = "present.cosCacheT";
 const $q181 = ": pass `rotate_q`";
 const $q182 = "attrs.sparse_block_size";
-const $q183 = "49a6a8bdc26da96a";
+const $q183 = "824a4e275e7edd56";
 const $q184 = ": no shader was built for pass `split_attend` with ";
 const $q185 = "present_key";
 const $q186 = "present_value";
@@ -201,7 +201,7 @@ const $q194 = "uniform field `params.rowStride`";
 const $q195 = ": pass `split_attend`";
 const $q196 = "the shape of intermediate `rotatedQuery`";
 const $q197 = "the shape of intermediate `partial`";
-const $q198 = "b44e5600e36bbddd";
+const $q198 = "6d5b92fe883ed984";
 const $q199 = ": no shader was built for pass `attend` with ";
 const $q200 = ": pass `attend`";
 const $q201 = "layoutShapeOk";
@@ -793,7 +793,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "31742b96a5b222c6" : null) : a0 === 32 ? (a1 === 128 ? "6540f7ac9a62cad4" : a1 === 96 ? "43e4b0806a5560d0" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [1073741824, $q42, K0A0S2];
@@ -1915,7 +1915,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q29, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a6d6dafa7abcf55b" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
 const K1A0V7: readonly [number, string, string] = [1073741824, $q42, K1A0S4];
@@ -1931,7 +1931,7 @@ const K1A0S6 = K1A0S0 + $q63;
 const K1A0V15: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "fa3be3e635de6cfc" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "f92a0db8a0305cc7" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0V16: readonly BindingPlan[] = $bl([$q56, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
 const K1A0S8 = K1A0S7 + $q175;
@@ -1970,7 +1970,7 @@ const K1A0S23 = K1A0S20 + $q200;
 const K1A0V25: readonly string[] = [K1A0S20, $q196];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "41f6034bbf42d7f0" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "eddd5c3c5a01d163" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
 const K1A0S26 = K1A0S24 + $q200;

@@ -784,7 +784,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "7af4c6dd4ef3c47b" : null) : a0 === 32 ? (a1 === 128 ? "6191742b6f40bbca" : a1 === 96 ? "c8e8ef98db886bfa" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
@@ -1906,7 +1906,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "0d9ab25f01509d47" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];

@@ -784,7 +784,7 @@ function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K0A0V13: readonly string[] = [$q29, $q31];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "31742b96a5b222c6" : null) : a0 === 32 ? (a1 === 128 ? "6540f7ac9a62cad4" : a1 === 96 ? "43e4b0806a5560d0" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q27;
 const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
@@ -1906,7 +1906,7 @@ function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown,
 }
 const K1A0V6: readonly string[] = [$q29, $q170];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a6d6dafa7abcf55b" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q165;
 const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];

@@ -42,7 +42,7 @@ fn load_value_cache(i: u32) -> vec4<f32> {
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
 // tiles of 32 (ranges start on block boundaries, so a tile's rows come from at most
-// 2 block_table entries). Per tile:
+// 1 block_table entry). Per tile:
 //   1. for each of GP = 4 chunks of KC = 8 keys, every lane forms its column's partial dot
 //      products of the 32 pairs (head g, key k) -> g*KC + k, and a butterfly of shuffles on lane
 //      bits 0..4 (each step halves the values a lane holds) leaves lane L with the score of
@@ -78,7 +78,7 @@ const HEAD_SIZE: u32 = 128u;
 const NUM_HEADS: u32 = 32u;
 const KV_HEADS: u32 = 8u;
 const Q_PER_KV: u32 = 4u;
-const BLOCK_SIZE: u32 = 16u;
+const BLOCK_SIZE: u32 = 32u;
 // The query row length (packed or not) is taken from the call: len_query() / tokens.
 const WG: u32 = 32u;
 // Cache elements per head row as the shader reads them (vec4<f16>).
@@ -432,14 +432,11 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   var acc2 = vec4<f32>(0.0);
   var acc3 = vec4<f32>(0.0);
 
-  // Block entries of the first tile; each tile loads the next tile's after issuing its own K
-  // loads, so a tile's K rows wait on one memory round trip, not two (H200: 9% less time with
-  // 16-token blocks).
-  var pe0 = block_entry(b, key_begin / BLOCK_SIZE + 0u, max_blocks);
-  var pe1 = block_entry(b, key_begin / BLOCK_SIZE + 1u, max_blocks);
+  // The first tile's block entry; each tile loads the next tile's, which its V phase needs to
+  // issue the next tile's first K loads.
+  var pe0 = block_entry(b, key_begin / BLOCK_SIZE, max_blocks);
   // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
   let fb0 = row_base(pe0, key_begin, kv_head, num_blocks);
-  let fb1 = row_base(pe1, key_begin, kv_head, num_blocks);
   var kr0_0 = load_key_cache((fb0 + 0u) * 32u + lane);
   var kr0_1 = load_key_cache((fb0 + 8u) * 32u + lane);
   var kr0_2 = load_key_cache((fb0 + 16u) * 32u + lane);
@@ -461,16 +458,11 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let tile_len = min(32u, key_end - tile_start);
     var valid = select((1u << tile_len) - 1u, 0xffffffffu, tile_len == 32u);
     let entry0 = pe0;
+    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE, max_blocks);
     let base0 = row_base(entry0, tile_start, kv_head, num_blocks);
-    valid &= select(~65535u, 0xffffffffu, entry_ok(entry0, num_blocks));
-    let entry1 = pe1;
-    let base1 = row_base(entry1, tile_start, kv_head, num_blocks);
-    valid &= select(~4294901760u, 0xffffffffu, entry_ok(entry1, num_blocks));
+    valid = select(0u, valid, entry_ok(entry0, num_blocks));
 
     // Phase 1: scores, chunk by chunk.
-    // The next tile's block entries, loaded while this tile is computed.
-    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 0u, max_blocks);
-    pe1 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 1u, max_blocks);
     let k0_0 = vec4<f32>(kr0_0);
     let k0_1 = vec4<f32>(kr0_1);
     let k0_2 = vec4<f32>(kr0_2);
@@ -479,14 +471,14 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k0_5 = vec4<f32>(kr0_5);
     let k0_6 = vec4<f32>(kr0_6);
     let k0_7 = vec4<f32>(kr0_7);
-var kr2_0 = load_key_cache((base1 + 0u) * 32u + lane);
-var kr2_1 = load_key_cache((base1 + 8u) * 32u + lane);
-var kr2_2 = load_key_cache((base1 + 16u) * 32u + lane);
-var kr2_3 = load_key_cache((base1 + 24u) * 32u + lane);
-var kr2_4 = load_key_cache((base1 + 32u) * 32u + lane);
-var kr2_5 = load_key_cache((base1 + 40u) * 32u + lane);
-var kr2_6 = load_key_cache((base1 + 48u) * 32u + lane);
-var kr2_7 = load_key_cache((base1 + 56u) * 32u + lane);
+    var kr2_0 = load_key_cache((base0 + 128u) * 32u + lane);
+    var kr2_1 = load_key_cache((base0 + 136u) * 32u + lane);
+    var kr2_2 = load_key_cache((base0 + 144u) * 32u + lane);
+    var kr2_3 = load_key_cache((base0 + 152u) * 32u + lane);
+    var kr2_4 = load_key_cache((base0 + 160u) * 32u + lane);
+    var kr2_5 = load_key_cache((base0 + 168u) * 32u + lane);
+    var kr2_6 = load_key_cache((base0 + 176u) * 32u + lane);
+    var kr2_7 = load_key_cache((base0 + 184u) * 32u + lane);
     var part0: array<f32, 32>;
     part0[0] = dot(q0, k0_0);
     part0[1] = dot(q0, k0_1);
@@ -531,14 +523,14 @@ var kr2_7 = load_key_cache((base1 + 56u) * 32u + lane);
     let k1_5 = vec4<f32>(kr1_5);
     let k1_6 = vec4<f32>(kr1_6);
     let k1_7 = vec4<f32>(kr1_7);
- kr0_0 = load_key_cache((base1 + 64u) * 32u + lane);
- kr0_1 = load_key_cache((base1 + 72u) * 32u + lane);
- kr0_2 = load_key_cache((base1 + 80u) * 32u + lane);
- kr0_3 = load_key_cache((base1 + 88u) * 32u + lane);
- kr0_4 = load_key_cache((base1 + 96u) * 32u + lane);
- kr0_5 = load_key_cache((base1 + 104u) * 32u + lane);
- kr0_6 = load_key_cache((base1 + 112u) * 32u + lane);
- kr0_7 = load_key_cache((base1 + 120u) * 32u + lane);
+    kr0_0 = load_key_cache((base0 + 192u) * 32u + lane);
+    kr0_1 = load_key_cache((base0 + 200u) * 32u + lane);
+    kr0_2 = load_key_cache((base0 + 208u) * 32u + lane);
+    kr0_3 = load_key_cache((base0 + 216u) * 32u + lane);
+    kr0_4 = load_key_cache((base0 + 224u) * 32u + lane);
+    kr0_5 = load_key_cache((base0 + 232u) * 32u + lane);
+    kr0_6 = load_key_cache((base0 + 240u) * 32u + lane);
+    kr0_7 = load_key_cache((base0 + 248u) * 32u + lane);
     var part1: array<f32, 32>;
     part1[0] = dot(q0, k1_0);
     part1[1] = dot(q0, k1_1);
@@ -599,22 +591,22 @@ var kr2_7 = load_key_cache((base1 + 56u) * 32u + lane);
     let vr13 = load_value_cache((base0 + 104u) * 32u + lane);
     let vr14 = load_value_cache((base0 + 112u) * 32u + lane);
     let vr15 = load_value_cache((base0 + 120u) * 32u + lane);
-    let vr16 = load_value_cache((base1 + 0u) * 32u + lane);
-    let vr17 = load_value_cache((base1 + 8u) * 32u + lane);
-    let vr18 = load_value_cache((base1 + 16u) * 32u + lane);
-    let vr19 = load_value_cache((base1 + 24u) * 32u + lane);
-    let vr20 = load_value_cache((base1 + 32u) * 32u + lane);
-    let vr21 = load_value_cache((base1 + 40u) * 32u + lane);
-    let vr22 = load_value_cache((base1 + 48u) * 32u + lane);
-    let vr23 = load_value_cache((base1 + 56u) * 32u + lane);
-    let vr24 = load_value_cache((base1 + 64u) * 32u + lane);
-    let vr25 = load_value_cache((base1 + 72u) * 32u + lane);
-    let vr26 = load_value_cache((base1 + 80u) * 32u + lane);
-    let vr27 = load_value_cache((base1 + 88u) * 32u + lane);
-    let vr28 = load_value_cache((base1 + 96u) * 32u + lane);
-    let vr29 = load_value_cache((base1 + 104u) * 32u + lane);
-    let vr30 = load_value_cache((base1 + 112u) * 32u + lane);
-    let vr31 = load_value_cache((base1 + 120u) * 32u + lane);
+    let vr16 = load_value_cache((base0 + 128u) * 32u + lane);
+    let vr17 = load_value_cache((base0 + 136u) * 32u + lane);
+    let vr18 = load_value_cache((base0 + 144u) * 32u + lane);
+    let vr19 = load_value_cache((base0 + 152u) * 32u + lane);
+    let vr20 = load_value_cache((base0 + 160u) * 32u + lane);
+    let vr21 = load_value_cache((base0 + 168u) * 32u + lane);
+    let vr22 = load_value_cache((base0 + 176u) * 32u + lane);
+    let vr23 = load_value_cache((base0 + 184u) * 32u + lane);
+    let vr24 = load_value_cache((base0 + 192u) * 32u + lane);
+    let vr25 = load_value_cache((base0 + 200u) * 32u + lane);
+    let vr26 = load_value_cache((base0 + 208u) * 32u + lane);
+    let vr27 = load_value_cache((base0 + 216u) * 32u + lane);
+    let vr28 = load_value_cache((base0 + 224u) * 32u + lane);
+    let vr29 = load_value_cache((base0 + 232u) * 32u + lane);
+    let vr30 = load_value_cache((base0 + 240u) * 32u + lane);
+    let vr31 = load_value_cache((base0 + 248u) * 32u + lane);
     var part2: array<f32, 32>;
     part2[0] = dot(q0, k2_0);
     part2[1] = dot(q0, k2_1);
@@ -745,7 +737,6 @@ var kr2_7 = load_key_cache((base1 + 56u) * 32u + lane);
     // The next tile's first K rows (chunks 0 and 1), in flight while this tile's V rows are folded.
     let next_start = tile_start + 32u;
     let nb0 = row_base(pe0, next_start, kv_head, num_blocks);
-    let nb1 = row_base(pe1, next_start, kv_head, num_blocks);
     kr0_0 = load_key_cache((nb0 + 0u) * 32u + lane);
     kr0_1 = load_key_cache((nb0 + 8u) * 32u + lane);
     kr0_2 = load_key_cache((nb0 + 16u) * 32u + lane);

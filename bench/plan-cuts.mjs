@@ -14,6 +14,7 @@ import * as path from "node:path";
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { pagedPlanCalls } from "./plan-calls.mjs";
 
 /** Replaces every match of `re` in the dispatcher's JavaScript (by `by`), or null when nothing matches. */
 const edit =
@@ -68,26 +69,7 @@ const cuts = [
   ["1 KB more garbage per call (new Array(124))", edit(/return K0A0_plan\(\{/, "$GARB = new Array(124); $&", "\nlet $GARB;\n")],
 ];
 
-const calls = [];
-for (let i = 0; i < 64; i++) {
-  const batch = 1 + (i % 8);
-  const tokens = batch * (1 + (i % 3));
-  const packed = i % 2 === 0;
-  const inputs = {
-    queryT: { shape: [tokens, packed ? (32 + 16) * 128 : 32 * 128], dtype: "float16" },
-    keyCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
-    valueCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
-    cumulativeSequenceLengthT: { shape: [batch + 1], dtype: "int32" },
-    pastSeqlensT: { shape: [batch], dtype: "int32" },
-    blockTableT: { shape: [batch, 256], dtype: "int32" },
-  };
-  if (!packed) {
-    inputs.keyT = { shape: [tokens, 8 * 128], dtype: "float16" };
-    inputs.valueT = { shape: [tokens, 8 * 128], dtype: "float16" };
-  }
-  if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
-  calls.push({ inputs, outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } }, attrs: { num_heads: 32, kv_num_heads: 8 } });
-}
+const calls = pagedPlanCalls();
 const cpuTime = (f, reps) => {
   const t0 = process.cpuUsage();
   for (let k = 0; k < reps; k++) for (const c of calls) f(c);

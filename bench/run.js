@@ -13,6 +13,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { pagedPlanCalls } from "./plan-calls.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = (p) => pathToFileURL(path.join(root, "dist", p)).href;
@@ -122,30 +123,7 @@ if (!process.argv.includes("--lint-only")) {
   fs.writeFileSync(modFile, js);
   const mod = await import(pathToFileURL(modFile).href);
   const model = res.profiles[0].kernels.find((k) => k.model.kernel.spec.name === "PagedAttention").model;
-  const calls = [];
-  for (let i = 0; i < 64; i++) {
-    const batch = 1 + (i % 8);
-    const tokens = batch * (1 + (i % 3));
-    const packed = i % 2 === 0;
-    const inputs = {
-      queryT: { shape: [tokens, packed ? (32 + 16) * 128 : 32 * 128], dtype: "float16" },
-      keyCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
-      valueCacheT: { shape: [4096, 16, 8, 128], dtype: "float16" },
-      cumulativeSequenceLengthT: { shape: [batch + 1], dtype: "int32" },
-      pastSeqlensT: { shape: [batch], dtype: "int32" },
-      blockTableT: { shape: [batch, 256], dtype: "int32" },
-    };
-    if (!packed) {
-      inputs.keyT = { shape: [tokens, 8 * 128], dtype: "float16" };
-      inputs.valueT = { shape: [tokens, 8 * 128], dtype: "float16" };
-    }
-    if (i % 4 === 1) inputs.slotMappingT = { shape: [tokens], dtype: "int32" };
-    calls.push({
-      inputs,
-      outputs: { outputT: { shape: [tokens, 32 * 128], dtype: "float16" } },
-      attrs: { num_heads: 32, kv_num_heads: 8 },
-    });
-  }
+  const calls = pagedPlanCalls();
   for (const c of calls)
     if (JSON.stringify(mod.planners.PagedAttention(c).variant) !== JSON.stringify(interpretPlan(model, c).variant))
       throw new Error("dispatcher and interpreter disagree");

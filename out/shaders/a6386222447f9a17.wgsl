@@ -8,12 +8,13 @@ enable f16;
 @group(0) @binding(3) var<storage, read> cumulative_sequence_length: array<i32>;
 @group(0) @binding(4) var<storage, read> past_seqlens: array<i32>;
 @group(0) @binding(5) var<storage, read> block_table: array<i32>;
-@group(0) @binding(6) var<storage, read_write> output: array<f16>;
+@group(0) @binding(6) var<storage, read_write> partial_out: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> partial_stats: array<vec2<f32>>;
 struct Params {
   batchSize: u32,
   scale: f32,
 }
-@group(0) @binding(7) var<uniform> params: Params;
+@group(0) @binding(8) var<uniform> params: Params;
 
 fn len_query() -> u32 {
   return arrayLength(&query);
@@ -35,15 +36,8 @@ fn load_value_cache(i: u32) -> vec4<f16> {
   return value_cache[i];
 }
 
-fn store4_output(i: u32, v: vec4<f16>) {
-  output[i] = v.x;
-  output[i + 1u] = v.y;
-  output[i + 2u] = v.z;
-  output[i + 3u] = v.w;
-}
-
-// com.microsoft.PagedAttention, attention pass, head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (token, KV head) serves the 4 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass (split-K partials), head size 128, for devices with subgroups.
+// One workgroup of 32 lanes per (token, KV head, split) serves the 4 query head(s) of that KV head.
 //
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
@@ -67,8 +61,8 @@ fn store4_output(i: u32, v: vec4<f16>) {
 // chunks ahead -- took the attention pass from 66-72% to 75-84% of copy on the large decode shapes.
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 
-// com.microsoft.PagedAttention, attention pass.
-// One workgroup per (token, KV head) serves the 4 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass (split-K partials).
+// One workgroup per (token, KV head, split) serves the 4 query head(s) of that KV head.
 // Keys are walked in tiles of WG positions, three phases per tile:
 //   1. lane k takes key tile_start + k: it maps the position to its cache row through
 //      block_table (tile_row) and scores it against every query head (tile_score);
@@ -162,8 +156,13 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  let key_begin = 0u;
-  let key_end = visible;
+  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
+  // cache blocks, so trailing splits may be empty.
+  let num_splits = nwg.z;
+  let split_id = wid.z;
+  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
+  let key_begin = min(split_id * chunk, visible);
+  let key_end = min(key_begin + chunk, visible);
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -263,8 +262,12 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
       // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
       let inv = select(0.0, 1.0 / l[j], l[j] > 0.0);
       let o = acc[j] * inv;
-      let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + c * 4u;
-      store4_output(oi, vec4<f16>(o));
+      // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+      let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+      partial_out[slot * ROW_ELEMS + c] = o;
+      if (c == 0u) {
+        partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l[j] > 0.0), l[j]);
+      }
     }
   }
 }
@@ -382,8 +385,13 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  let key_begin = 0u;
-  let key_end = visible;
+  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
+  // cache blocks, so trailing splits may be empty.
+  let num_splits = nwg.z;
+  let split_id = wid.z;
+  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
+  let key_begin = min(split_id * chunk, visible);
+  let key_end = min(key_begin + chunk, visible);
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -399,16 +407,13 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order).
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in.
   let qh0 = 0u ^ my_g;
   let q0 = scale * vec4<f32>(f32(load_query(q_base + qh0 * 128u + 0u)), f32(load_query(q_base + qh0 * 128u + 1u)), f32(load_query(q_base + qh0 * 128u + 2u)), f32(load_query(q_base + qh0 * 128u + 3u)));
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order).
   let qh1 = 1u ^ my_g;
   let q1 = scale * vec4<f32>(f32(load_query(q_base + qh1 * 128u + 0u)), f32(load_query(q_base + qh1 * 128u + 1u)), f32(load_query(q_base + qh1 * 128u + 2u)), f32(load_query(q_base + qh1 * 128u + 3u)));
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order).
   let qh2 = 2u ^ my_g;
   let q2 = scale * vec4<f32>(f32(load_query(q_base + qh2 * 128u + 0u)), f32(load_query(q_base + qh2 * 128u + 1u)), f32(load_query(q_base + qh2 * 128u + 2u)), f32(load_query(q_base + qh2 * 128u + 3u)));
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order).
   let qh3 = 3u ^ my_g;
   let q3 = scale * vec4<f32>(f32(load_query(q_base + qh3 * 128u + 0u)), f32(load_query(q_base + qh3 * 128u + 1u)), f32(load_query(q_base + qh3 * 128u + 2u)), f32(load_query(q_base + qh3 * 128u + 3u)));
 
@@ -965,32 +970,48 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let h = kv_head * Q_PER_KV + 0u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc0 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m0, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 2u);
     let h = kv_head * Q_PER_KV + 1u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc1 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m1, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 1u);
     let h = kv_head * Q_PER_KV + 2u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc2 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m2, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 3u);
     let h = kv_head * Q_PER_KV + 3u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc3 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m3, l > 0.0), l);
+    }
   }
 }
 

@@ -8,12 +8,13 @@ enable f16;
 @group(0) @binding(3) var<storage, read> cumulative_sequence_length: array<i32>;
 @group(0) @binding(4) var<storage, read> past_seqlens: array<i32>;
 @group(0) @binding(5) var<storage, read> block_table: array<i32>;
-@group(0) @binding(6) var<storage, read_write> output: array<f16>;
+@group(0) @binding(6) var<storage, read_write> partial_out: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> partial_stats: array<vec2<f32>>;
 struct Params {
   batchSize: u32,
   scale: f32,
 }
-@group(0) @binding(7) var<uniform> params: Params;
+@group(0) @binding(8) var<uniform> params: Params;
 
 fn len_query() -> u32 {
   return arrayLength(&query);
@@ -35,20 +36,13 @@ fn load_value_cache(i: u32) -> vec4<f16> {
   return value_cache[i];
 }
 
-fn store4_output(i: u32, v: vec4<f16>) {
-  output[i] = v.x;
-  output[i + 1u] = v.y;
-  output[i + 2u] = v.z;
-  output[i + 3u] = v.w;
-}
-
-// com.microsoft.PagedAttention, attention pass, head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (token, KV head) serves the 7 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass (split-K partials), head size 128, for devices with subgroups.
+// One workgroup of 32 lanes per (token, KV head, split) serves the 7 query head(s) of that KV head.
 //
 // attend_rows (the workgroup is one subgroup): lane c owns channels 4c..4c+3 of every head; its
 // columns of the pre-scaled queries and of the output accumulators stay in registers. Keys go in
 // tiles of 32 (ranges start on block boundaries, so a tile's rows come from at most
-// 2 block_table entries). Per tile:
+// 1 block_table entry). Per tile:
 //   1. for each of GP = 8 chunks of KC = 4 keys, every lane forms its column's partial dot
 //      products of the 32 pairs (head g, key k) -> g*KC + k, and a butterfly of shuffles on lane
 //      bits 0..4 (each step halves the values a lane holds) leaves lane L with the score of
@@ -67,8 +61,8 @@ fn store4_output(i: u32, v: vec4<f16>) {
 // chunks ahead -- took the attention pass from 66-72% to 75-84% of copy on the large decode shapes.
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 
-// com.microsoft.PagedAttention, attention pass.
-// One workgroup per (token, KV head) serves the 7 query head(s) of that KV head.
+// com.microsoft.PagedAttention, attention pass (split-K partials).
+// One workgroup per (token, KV head, split) serves the 7 query head(s) of that KV head.
 // Keys are walked in tiles of WG positions, three phases per tile:
 //   1. lane k takes key tile_start + k: it maps the position to its cache row through
 //      block_table (tile_row) and scores it against every query head (tile_score);
@@ -84,7 +78,7 @@ const HEAD_SIZE: u32 = 128u;
 const NUM_HEADS: u32 = 28u;
 const KV_HEADS: u32 = 4u;
 const Q_PER_KV: u32 = 7u;
-const BLOCK_SIZE: u32 = 16u;
+const BLOCK_SIZE: u32 = 32u;
 // The query row length (packed or not) is taken from the call: len_query() / tokens.
 const WG: u32 = 32u;
 // Cache elements per head row as the shader reads them (vec4<f16>).
@@ -162,8 +156,13 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  let key_begin = 0u;
-  let key_end = visible;
+  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
+  // cache blocks, so trailing splits may be empty.
+  let num_splits = nwg.z;
+  let split_id = wid.z;
+  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
+  let key_begin = min(split_id * chunk, visible);
+  let key_end = min(key_begin + chunk, visible);
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -263,8 +262,12 @@ fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
       // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
       let inv = select(0.0, 1.0 / l[j], l[j] > 0.0);
       let o = acc[j] * inv;
-      let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + c * 4u;
-      store4_output(oi, vec4<f16>(o));
+      // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+      let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+      partial_out[slot * ROW_ELEMS + c] = o;
+      if (c == 0u) {
+        partial_stats[slot] = vec2<f32>(select(NEG_BIG, m_head[g], l[j] > 0.0), l[j]);
+      }
     }
   }
 }
@@ -381,8 +384,13 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   // Causal, bottom-right aligned: the token at absolute position pos sees keys [0, pos].
   let pos = past_seqlens[b] + (i32(t) - cumulative_sequence_length[b]);
   let visible = u32(max(pos + 1, 0));
-  let key_begin = 0u;
-  let key_end = visible;
+  // Split z covers [z*chunk, min((z+1)*chunk, visible)); chunk is a whole number of
+  // cache blocks, so trailing splits may be empty.
+  let num_splits = nwg.z;
+  let split_id = wid.z;
+  let chunk = ((visible + num_splits - 1u) / num_splits + BLOCK_SIZE - 1u) / BLOCK_SIZE * BLOCK_SIZE;
+  let key_begin = min(split_id * chunk, visible);
+  let key_end = min(key_begin + chunk, visible);
 
   var scale = params.scale;
   if (scale == 0.0) {
@@ -398,28 +406,22 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in (zero
+  // for a padding head past Q_PER_KV).
   let qh0 = 0u ^ my_g;
   let q0 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh0, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 3u))), qh0 < 7u);
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh1 = 1u ^ my_g;
   let q1 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh1, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 3u))), qh1 < 7u);
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh2 = 2u ^ my_g;
   let q2 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh2, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 3u))), qh2 < 7u);
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh3 = 3u ^ my_g;
   let q3 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh3, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 3u))), qh3 < 7u);
-  // Query register q4 holds head 4 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh4 = 4u ^ my_g;
   let q4 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh4, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 3u))), qh4 < 7u);
-  // Query register q5 holds head 5 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh5 = 5u ^ my_g;
   let q5 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh5, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 3u))), qh5 < 7u);
-  // Query register q6 holds head 6 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh6 = 6u ^ my_g;
   let q6 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh6, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 3u))), qh6 < 7u);
-  // Query register q7 holds head 7 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh7 = 7u ^ my_g;
   let q7 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh7, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 3u))), qh7 < 7u);
 
@@ -442,14 +444,11 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   var acc5 = vec4<f32>(0.0);
   var acc6 = vec4<f32>(0.0);
 
-  // Block entries of the first tile; each tile loads the next tile's after issuing its own K
-  // loads, so a tile's K rows wait on one memory round trip, not two (H200: 9% less time with
-  // 16-token blocks).
-  var pe0 = block_entry(b, key_begin / BLOCK_SIZE + 0u, max_blocks);
-  var pe1 = block_entry(b, key_begin / BLOCK_SIZE + 1u, max_blocks);
+  // The first tile's block entry; each tile loads the next tile's, which its V phase needs to
+  // issue the next tile's first K loads.
+  var pe0 = block_entry(b, key_begin / BLOCK_SIZE, max_blocks);
   // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
   let fb0 = row_base(pe0, key_begin, kv_head, num_blocks);
-  let fb1 = row_base(pe1, key_begin, kv_head, num_blocks);
   var kr0_0 = load_key_cache((fb0 + 0u) * 32u + lane);
   var kr0_1 = load_key_cache((fb0 + 4u) * 32u + lane);
   var kr0_2 = load_key_cache((fb0 + 8u) * 32u + lane);
@@ -463,16 +462,11 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let tile_len = min(32u, key_end - tile_start);
     var valid = select((1u << tile_len) - 1u, 0xffffffffu, tile_len == 32u);
     let entry0 = pe0;
+    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE, max_blocks);
     let base0 = row_base(entry0, tile_start, kv_head, num_blocks);
-    valid &= select(~65535u, 0xffffffffu, entry_ok(entry0, num_blocks));
-    let entry1 = pe1;
-    let base1 = row_base(entry1, tile_start, kv_head, num_blocks);
-    valid &= select(~4294901760u, 0xffffffffu, entry_ok(entry1, num_blocks));
+    valid = select(0u, valid, entry_ok(entry0, num_blocks));
 
     // Phase 1: scores, chunk by chunk.
-    // The next tile's block entries, loaded while this tile is computed.
-    pe0 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 0u, max_blocks);
-    pe1 = block_entry(b, (tile_start + 32u) / BLOCK_SIZE + 1u, max_blocks);
     let k0_0 = vec4<f32>(kr0_0);
     let k0_1 = vec4<f32>(kr0_1);
     let k0_2 = vec4<f32>(kr0_2);
@@ -565,10 +559,10 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k2_1 = vec4<f32>(kr2_1);
     let k2_2 = vec4<f32>(kr2_2);
     let k2_3 = vec4<f32>(kr2_3);
-    kr1_0 = load_key_cache((base1 + 0u) * 32u + lane);
-    kr1_1 = load_key_cache((base1 + 4u) * 32u + lane);
-    kr1_2 = load_key_cache((base1 + 8u) * 32u + lane);
-    kr1_3 = load_key_cache((base1 + 12u) * 32u + lane);
+    kr1_0 = load_key_cache((base0 + 64u) * 32u + lane);
+    kr1_1 = load_key_cache((base0 + 68u) * 32u + lane);
+    kr1_2 = load_key_cache((base0 + 72u) * 32u + lane);
+    kr1_3 = load_key_cache((base0 + 76u) * 32u + lane);
     var part2: array<f32, 32>;
     part2[0] = dot(q0, k2_0);
     part2[1] = dot(q0, k2_1);
@@ -609,10 +603,10 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k3_1 = vec4<f32>(kr0_1);
     let k3_2 = vec4<f32>(kr0_2);
     let k3_3 = vec4<f32>(kr0_3);
-    kr2_0 = load_key_cache((base1 + 16u) * 32u + lane);
-    kr2_1 = load_key_cache((base1 + 20u) * 32u + lane);
-    kr2_2 = load_key_cache((base1 + 24u) * 32u + lane);
-    kr2_3 = load_key_cache((base1 + 28u) * 32u + lane);
+    kr2_0 = load_key_cache((base0 + 80u) * 32u + lane);
+    kr2_1 = load_key_cache((base0 + 84u) * 32u + lane);
+    kr2_2 = load_key_cache((base0 + 88u) * 32u + lane);
+    kr2_3 = load_key_cache((base0 + 92u) * 32u + lane);
     var part3: array<f32, 32>;
     part3[0] = dot(q0, k3_0);
     part3[1] = dot(q0, k3_1);
@@ -653,10 +647,10 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k4_1 = vec4<f32>(kr1_1);
     let k4_2 = vec4<f32>(kr1_2);
     let k4_3 = vec4<f32>(kr1_3);
-    kr0_0 = load_key_cache((base1 + 32u) * 32u + lane);
-    kr0_1 = load_key_cache((base1 + 36u) * 32u + lane);
-    kr0_2 = load_key_cache((base1 + 40u) * 32u + lane);
-    kr0_3 = load_key_cache((base1 + 44u) * 32u + lane);
+    kr0_0 = load_key_cache((base0 + 96u) * 32u + lane);
+    kr0_1 = load_key_cache((base0 + 100u) * 32u + lane);
+    kr0_2 = load_key_cache((base0 + 104u) * 32u + lane);
+    kr0_3 = load_key_cache((base0 + 108u) * 32u + lane);
     var part4: array<f32, 32>;
     part4[0] = dot(q0, k4_0);
     part4[1] = dot(q0, k4_1);
@@ -697,10 +691,10 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let k5_1 = vec4<f32>(kr2_1);
     let k5_2 = vec4<f32>(kr2_2);
     let k5_3 = vec4<f32>(kr2_3);
-    kr1_0 = load_key_cache((base1 + 48u) * 32u + lane);
-    kr1_1 = load_key_cache((base1 + 52u) * 32u + lane);
-    kr1_2 = load_key_cache((base1 + 56u) * 32u + lane);
-    kr1_3 = load_key_cache((base1 + 60u) * 32u + lane);
+    kr1_0 = load_key_cache((base0 + 112u) * 32u + lane);
+    kr1_1 = load_key_cache((base0 + 116u) * 32u + lane);
+    kr1_2 = load_key_cache((base0 + 120u) * 32u + lane);
+    kr1_3 = load_key_cache((base0 + 124u) * 32u + lane);
     var part5: array<f32, 32>;
     part5[0] = dot(q0, k5_0);
     part5[1] = dot(q0, k5_1);
@@ -757,22 +751,22 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let vr13 = load_value_cache((base0 + 52u) * 32u + lane);
     let vr14 = load_value_cache((base0 + 56u) * 32u + lane);
     let vr15 = load_value_cache((base0 + 60u) * 32u + lane);
-    let vr16 = load_value_cache((base1 + 0u) * 32u + lane);
-    let vr17 = load_value_cache((base1 + 4u) * 32u + lane);
-    let vr18 = load_value_cache((base1 + 8u) * 32u + lane);
-    let vr19 = load_value_cache((base1 + 12u) * 32u + lane);
-    let vr20 = load_value_cache((base1 + 16u) * 32u + lane);
-    let vr21 = load_value_cache((base1 + 20u) * 32u + lane);
-    let vr22 = load_value_cache((base1 + 24u) * 32u + lane);
-    let vr23 = load_value_cache((base1 + 28u) * 32u + lane);
-    let vr24 = load_value_cache((base1 + 32u) * 32u + lane);
-    let vr25 = load_value_cache((base1 + 36u) * 32u + lane);
-    let vr26 = load_value_cache((base1 + 40u) * 32u + lane);
-    let vr27 = load_value_cache((base1 + 44u) * 32u + lane);
-    let vr28 = load_value_cache((base1 + 48u) * 32u + lane);
-    let vr29 = load_value_cache((base1 + 52u) * 32u + lane);
-    let vr30 = load_value_cache((base1 + 56u) * 32u + lane);
-    let vr31 = load_value_cache((base1 + 60u) * 32u + lane);
+    let vr16 = load_value_cache((base0 + 64u) * 32u + lane);
+    let vr17 = load_value_cache((base0 + 68u) * 32u + lane);
+    let vr18 = load_value_cache((base0 + 72u) * 32u + lane);
+    let vr19 = load_value_cache((base0 + 76u) * 32u + lane);
+    let vr20 = load_value_cache((base0 + 80u) * 32u + lane);
+    let vr21 = load_value_cache((base0 + 84u) * 32u + lane);
+    let vr22 = load_value_cache((base0 + 88u) * 32u + lane);
+    let vr23 = load_value_cache((base0 + 92u) * 32u + lane);
+    let vr24 = load_value_cache((base0 + 96u) * 32u + lane);
+    let vr25 = load_value_cache((base0 + 100u) * 32u + lane);
+    let vr26 = load_value_cache((base0 + 104u) * 32u + lane);
+    let vr27 = load_value_cache((base0 + 108u) * 32u + lane);
+    let vr28 = load_value_cache((base0 + 112u) * 32u + lane);
+    let vr29 = load_value_cache((base0 + 116u) * 32u + lane);
+    let vr30 = load_value_cache((base0 + 120u) * 32u + lane);
+    let vr31 = load_value_cache((base0 + 124u) * 32u + lane);
     var part6: array<f32, 32>;
     part6[0] = dot(q0, k6_0);
     part6[1] = dot(q0, k6_1);
@@ -930,7 +924,6 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     // The next tile's first K rows (chunks 0 and 1), in flight while this tile's V rows are folded.
     let next_start = tile_start + 32u;
     let nb0 = row_base(pe0, next_start, kv_head, num_blocks);
-    let nb1 = row_base(pe1, next_start, kv_head, num_blocks);
     kr0_0 = load_key_cache((nb0 + 0u) * 32u + lane);
     kr0_1 = load_key_cache((nb0 + 4u) * 32u + lane);
     kr0_2 = load_key_cache((nb0 + 8u) * 32u + lane);
@@ -1280,56 +1273,84 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
     let h = kv_head * Q_PER_KV + 0u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc0 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m0, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 4u);
     let h = kv_head * Q_PER_KV + 1u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc1 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m1, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 2u);
     let h = kv_head * Q_PER_KV + 2u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc2 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m2, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 6u);
     let h = kv_head * Q_PER_KV + 3u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc3 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m3, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 1u);
     let h = kv_head * Q_PER_KV + 4u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc4 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m4, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 5u);
     let h = kv_head * Q_PER_KV + 5u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc5 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m5, l > 0.0), l);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 3u);
     let h = kv_head * Q_PER_KV + 6u;
     // Zero visible keys (or none mapped) leaves l = 0: write zeros, not NaN.
     let o = acc6 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = t * (NUM_HEADS * HEAD_SIZE) + h * HEAD_SIZE + lane * 4u;
-    store4_output(oi, vec4<f16>(o));
+    // Partial for (t, h, split): normalised by its own l; stats hold (m, l).
+    let slot = (t * NUM_HEADS + h) * num_splits + split_id;
+    partial_out[slot * 32u + lane] = o;
+    if (lane == 0u) {
+      partial_stats[slot] = vec2<f32>(select(NEG_BIG, m6, l > 0.0), l);
+    }
   }
 }
 

@@ -9,7 +9,7 @@ enable f16;
 @group(0) @binding(4) var<storage, read> block_col_indices: array<i32>;
 @group(0) @binding(5) var<storage, read> total_sequence_length: array<i32>;
 @group(0) @binding(6) var<storage, read> key_total_sequence_lengths: array<i32>;
-@group(0) @binding(7) var<storage, read_write> output: array<vec4<f16>>;
+@group(0) @binding(7) var<storage, read_write> partial: array<vec4<f32>>;
 struct Params {
   seqLen: u32,
   batchSize: u32,
@@ -33,16 +33,12 @@ fn load_present_value(i: u32) -> vec4<f16> {
   return present_value[i];
 }
 
-fn store_output(i: u32, v: vec4<f16>) {
-  output[i] = v;
-}
-
-// com.microsoft.SparseAttention, attention pass (runs after the KV append pass), head size 128, for devices with subgroups.
-// One workgroup of 32 lanes per (query row, KV head, batch) serves the 4 query head(s) of that KV head.
+// com.microsoft.SparseAttention, attention pass (split-K partials) (runs after the KV append pass), head size 128, for devices with subgroups.
+// One workgroup of 32 lanes per (token, KV head, split) serves the 4 query head(s) of that KV head.
 //
 // The key blocks the group's heads list (union over its heads, in block order, a mask of the heads
 // that see each) are gathered per chunk of CHUNK blocks by mark_chunk, as in the key-per-lane
-// design.
+// design; split i takes the listed tiles [total*i/numSplits, total*(i+1)/numSplits).
 // The listed keys go in tiles of 32 (a sparse block holds whole tiles, so a tile's rows are
 // consecutive cache rows seen by the same heads). attend_rows: lane c owns the vec4 columns
 // c + j*32 (j < 1) of every K and V row and of every head's query and accumulators. Per tile:
@@ -58,7 +54,11 @@ fn store_output(i: u32, v: vec4<f16>) {
 // Heads past Q_PER_KV (padding up to GP) have a zero query and are never written.
 // The key-per-lane design (attend_key_per_lane), the fallback for subgroups narrower than the
 // rows: the same work with one key per lane, WG = 32 lanes.
-// One workgroup per (query row s, KV head, batch) serves the GROUP query heads of that KV head.
+// One workgroup per (token t = b*S + s, KV head, split) serves the GROUP query heads of that KV
+// head. The key blocks the row lists (union over the group's heads, in block order) are numbered
+// 0..total-1 and split i takes [total*i/numSplits, total*(i+1)/numSplits); it writes its output
+// (normalised by its own sum) and (max, sum) to `partial` for the merge pass. An empty split
+// writes sum 0, which the merge ignores.
 // Key blocks are gathered from the CSR rows of every head of the group (head h uses layout
 // h % numLayout) into a per-chunk bitmask of "which heads see this block", so a key block
 // that no head of the group sees is never read. Keys of the listed blocks are then streamed
@@ -97,6 +97,10 @@ var<workgroup> list_heads: array<u32, CHUNK>;
 var<workgroup> m_sh: array<f32, GROUP>;
 var<workgroup> alpha_sh: array<f32, GROUP>;
 var<workgroup> count_sh: u32;
+var<workgroup> listed_sh: atomic<u32>;
+var<workgroup> listed_n: u32;
+// Per slot: HV vec4 of output, then (max, sum, 0, 0).
+const SLOT: u32 = HV + 1u;
 
 // How much history precedes this call's tokens. Prompt mode is determined from
 // scalar total_sequence_length rather than per-batch values and forces the past
@@ -110,10 +114,14 @@ fn past_sequence_length(batch: u32) -> u32 {
 }
 
 // Marks, in block_heads, the blocks of the chunk starting at first_block that each head of the
-// group lists in its CSR row (only up to the diagonal block q_block).
-fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) {
+// group lists in its CSR row (only up to the diagonal block q_block). Returns how many
+// blocks are marked (uniform).
+fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) -> u32 {
   for (var i = lane; i < CHUNK; i += WG) {
     atomicStore(&block_heads[i], 0u);
+  }
+  if (lane == 0u) {
+    atomicStore(&listed_sh, 0u);
   }
   workgroupBarrier();
   // Every head's CSR row bounds first, then one entry of every head per step: the loads of a
@@ -143,25 +151,40 @@ fn mark_chunk(first_block: u32, q_block: u32, kv_head: u32, lane: u32) {
     let col2 = select(-1, block_col_indices[layout2 * params.colStride + min(start2 + i, params.colStride - 1u)], start2 + i < end2);
     let col3 = select(-1, block_col_indices[layout3 * params.colStride + min(start3 + i, params.colStride - 1u)], start3 + i < end3);
     if (col0 >= 0 && u32(col0) >= first_block && u32(col0) < first_block + CHUNK && u32(col0) <= q_block) {
-      atomicOr(&block_heads[u32(col0) - first_block], 1u);
+      if (atomicOr(&block_heads[u32(col0) - first_block], 1u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
     }
     if (col1 >= 0 && u32(col1) >= first_block && u32(col1) < first_block + CHUNK && u32(col1) <= q_block) {
-      atomicOr(&block_heads[u32(col1) - first_block], 2u);
+      if (atomicOr(&block_heads[u32(col1) - first_block], 2u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
     }
     if (col2 >= 0 && u32(col2) >= first_block && u32(col2) < first_block + CHUNK && u32(col2) <= q_block) {
-      atomicOr(&block_heads[u32(col2) - first_block], 4u);
+      if (atomicOr(&block_heads[u32(col2) - first_block], 4u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
     }
     if (col3 >= 0 && u32(col3) >= first_block && u32(col3) < first_block + CHUNK && u32(col3) <= q_block) {
-      atomicOr(&block_heads[u32(col3) - first_block], 8u);
+      if (atomicOr(&block_heads[u32(col3) - first_block], 8u) == 0u) {
+        atomicAdd(&listed_sh, 1u);
+      }
     }
   }
   workgroupBarrier();
+  if (lane == 0u) {
+    listed_n = atomicLoad(&listed_sh);
+  }
+  return workgroupUniformLoad(&listed_n);
 }
 
-fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
-  let s = wid.x;
+fn attend_key_per_lane(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
+  let token = wid.x;
+  let s = token % params.seqLen;
+  let batch = token / params.seqLen;
   let kv_head = wid.y;
-  let batch = wid.z;
+  let split_id = wid.z;
+  let num_splits = nwg.z;
   let qa = past_sequence_length(batch) + s;
   let q_block = qa / BLOCK;
   // A row past the layout's last block row has no mask entry (ORT rejects such calls);
@@ -190,9 +213,36 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
   let lane_chunk = lane % CHUNK_LANES;
   let n_chunks = select(0u, q_block / CHUNK + 1u, row_ok);
 
+  // This split's share [lo, hi) of the row's listed blocks. A row of several chunks counts them
+  // first; a row of one chunk learns the count while marking it.
+  var lo = 0u;
+  var hi = 0u;
+  if (n_chunks > 1u) {
+    var total = 0u;
+    for (var chunk = 0u; chunk < n_chunks; chunk++) {
+      total += mark_chunk(chunk * CHUNK, q_block, kv_head, lane);
+    }
+    lo = total * split_id / num_splits;
+    hi = total * (split_id + 1u) / num_splits;
+  }
+  var base = 0u;
+
   for (var chunk = 0u; chunk < n_chunks; chunk++) {
     let first_block = chunk * CHUNK;
-    mark_chunk(first_block, q_block, kv_head, lane);
+    if (n_chunks > 1u && base >= hi) {
+      break;
+    }
+    let listed = mark_chunk(first_block, q_block, kv_head, lane);
+    if (n_chunks == 1u) {
+      lo = listed * split_id / num_splits;
+      hi = listed * (split_id + 1u) / num_splits;
+    }
+    let entry_begin = clamp(lo, base, base + listed) - base;
+    let entry_end = clamp(hi, base, base + listed) - base;
+    base += listed;
+    if (entry_begin >= entry_end) {
+      continue;
+    }
     // Compact in block order, so the summation order (and result) is deterministic.
     if (lane == 0u) {
       var n = 0u;
@@ -206,8 +256,10 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
       }
       count_sh = n;
     }
-    let key_begin = 0u;
-    let n_keys = workgroupUniformLoad(&count_sh) * BLOCK;
+    // (The count equals `listed`; the uniform load is the barrier that publishes the list.)
+    _ = workgroupUniformLoad(&count_sh);
+    let key_begin = entry_begin * BLOCK;
+    let n_keys = entry_end * BLOCK;
 
     for (var tile = key_begin; tile < n_keys; tile += WG) {
       // Scores: lane -> one key of the tile, for every head of the group.
@@ -336,18 +388,24 @@ fn attend_key_per_lane(wid: vec3<u32>, lane: u32) {
   }
   workgroupBarrier();
 
-  // A row with no visible key (undefined by the operator) writes zeros rather than NaN.
-  let out_row = ((batch * params.seqLen + s) * NUM_HEADS + kv_head * GROUP) * HV;
+  // Slot of head g: (token * NUM_HEADS + kv_head * GROUP + g) * numSplits + split. The output is
+  // normalised by this split's own sum; an empty split writes zeros and (NEG_BIG, 0).
+  let slot0 = token * NUM_HEADS + kv_head * GROUP;
   for (var i = lane; i < GROUP * HV; i += WG) {
-    let l = m_sh[i / HV];
+    let g = i / HV;
+    let l = m_sh[g];
     let inv = select(0.0, 1.0 / l, l > 0.0);
-    store_output(out_row + i, vec4<f16>(q_sh[i] * inv));
+    partial[((slot0 + g) * num_splits + split_id) * SLOT + i % HV] = q_sh[i] * inv;
+  }
+  if (lane < GROUP) {
+    partial[((slot0 + lane) * num_splits + split_id) * SLOT + HV] = vec4<f32>(m_run, l_run, 0.0, 0.0);
   }
 }
 
 const Q_PER_KV: u32 = 4u;
 const GP: u32 = 4u;
 const KC: u32 = 8u;
+const TILES_PER_BLOCK: u32 = BLOCK / 32u;
 var<workgroup> subgroup_split: u32;
 // The tile's probabilities, key-major: row_p[s * GP + g] for (head g, key s) (as vec4s of 4 heads
 // when GP >= 4). Written by subgroup 0 between two barriers per tile; read by every lane.
@@ -437,11 +495,13 @@ fn listed_row(kv_row0: u32, ki: u32) -> u32 {
 
 // lane: the subgroup lane (the row math); inv: the local invocation index (the block list, which
 // every invocation of the workgroup helps to build).
-fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
-  let s = wid.x;
+fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32, inv: u32) {
+  let token = wid.x;
+  let s = token % params.seqLen;
+  let batch = token / params.seqLen;
   let kv_head = wid.y;
-  let batch = wid.z;
-  let token = batch * params.seqLen + s;
+  let split_id = wid.z;
+  let num_splits = nwg.z;
   let qa = past_sequence_length(batch) + s;
   let q_block = qa / BLOCK;
   // A row past the layout's last block row has no mask entry (ORT rejects such calls);
@@ -462,16 +522,13 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order).
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in.
   let qh0 = 0u ^ my_g;
   let q0 = scale * vec4<f32>(f32(load_query(q_base + qh0 * 128u + 0u)), f32(load_query(q_base + qh0 * 128u + 1u)), f32(load_query(q_base + qh0 * 128u + 2u)), f32(load_query(q_base + qh0 * 128u + 3u)));
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order).
   let qh1 = 1u ^ my_g;
   let q1 = scale * vec4<f32>(f32(load_query(q_base + qh1 * 128u + 0u)), f32(load_query(q_base + qh1 * 128u + 1u)), f32(load_query(q_base + qh1 * 128u + 2u)), f32(load_query(q_base + qh1 * 128u + 3u)));
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order).
   let qh2 = 2u ^ my_g;
   let q2 = scale * vec4<f32>(f32(load_query(q_base + qh2 * 128u + 0u)), f32(load_query(q_base + qh2 * 128u + 1u)), f32(load_query(q_base + qh2 * 128u + 2u)), f32(load_query(q_base + qh2 * 128u + 3u)));
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order).
   let qh3 = 3u ^ my_g;
   let q3 = scale * vec4<f32>(f32(load_query(q_base + qh3 * 128u + 0u)), f32(load_query(q_base + qh3 * 128u + 1u)), f32(load_query(q_base + qh3 * 128u + 2u)), f32(load_query(q_base + qh3 * 128u + 3u)));
 
@@ -488,9 +545,37 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
   var acc3 = vec4<f32>(0.0);
   let n_chunks = select(0u, q_block / CHUNK + 1u, row_ok);
 
+  // This split's share [lo, hi) of the row's listed tiles (TILES_PER_BLOCK per listed block: a
+  // split may end inside a block, so the splits' loads differ by at most one tile). A row of
+  // several chunks counts its blocks first; a row of one chunk learns the count while marking it.
+  var lo = 0u;
+  var hi = 0u;
+  if (n_chunks > 1u) {
+    var total = 0u;
+    for (var chunk = 0u; chunk < n_chunks; chunk++) {
+      total += mark_chunk(chunk * CHUNK, q_block, kv_head, inv);
+    }
+    lo = total * TILES_PER_BLOCK * split_id / num_splits;
+    hi = total * TILES_PER_BLOCK * (split_id + 1u) / num_splits;
+  }
+  var base_tile = 0u;
+
   for (var chunk = 0u; chunk < n_chunks; chunk++) {
     let first_block = chunk * CHUNK;
-    mark_chunk(first_block, q_block, kv_head, inv);
+    if (n_chunks > 1u && base_tile >= hi) {
+      break;
+    }
+    let listed_tiles = mark_chunk(first_block, q_block, kv_head, inv) * TILES_PER_BLOCK;
+    if (n_chunks == 1u) {
+      lo = listed_tiles * split_id / num_splits;
+      hi = listed_tiles * (split_id + 1u) / num_splits;
+    }
+    let tile_begin = clamp(lo, base_tile, base_tile + listed_tiles) - base_tile;
+    let tile_end = clamp(hi, base_tile, base_tile + listed_tiles) - base_tile;
+    base_tile += listed_tiles;
+    if (tile_begin >= tile_end) {
+      continue;
+    }
     // Compact in block order, so the summation order (and result) is deterministic.
     // Lane i takes the 4 entries from 4i; a prefix sum over the lanes places them.
     var n_mine = 0u;
@@ -510,8 +595,10 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
     if (inv == 31u) {
       count_sh = at;
     }
-    let key_begin = 0u;
-    let n_keys = workgroupUniformLoad(&count_sh) * BLOCK;
+    // (The count is mark_chunk's; the uniform load is the barrier that publishes the list.)
+    _ = workgroupUniformLoad(&count_sh);
+    let key_begin = tile_begin * 32u;
+    let n_keys = tile_end * 32u;
 
     // The first tile's first K rows (chunks 0 and 1); each tile loads the next tile's before its V phase.
     let fb = listed_row(kv_row0, key_begin);
@@ -1045,38 +1132,55 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
     let h = kv_head * Q_PER_KV + 0u;
     // No visible listed key leaves l = 0: write zeros, not NaN.
     let o = acc0 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = (token * NUM_HEADS + h) * HV;
-    store_output(oi + lane, vec4<f16>(o));
+    // Slot of (token, head, split): the output normalised by this split's own sum, then (m, l).
+    let slot = (token * NUM_HEADS + h) * num_splits + split_id;
+    partial[slot * SLOT + lane] = o;
+    if (lane == 0u) {
+      partial[slot * SLOT + HV] = vec4<f32>(select(NEG_BIG, m0, l > 0.0), l, 0.0, 0.0);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 2u);
     let h = kv_head * Q_PER_KV + 1u;
     // No visible listed key leaves l = 0: write zeros, not NaN.
     let o = acc1 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = (token * NUM_HEADS + h) * HV;
-    store_output(oi + lane, vec4<f16>(o));
+    // Slot of (token, head, split): the output normalised by this split's own sum, then (m, l).
+    let slot = (token * NUM_HEADS + h) * num_splits + split_id;
+    partial[slot * SLOT + lane] = o;
+    if (lane == 0u) {
+      partial[slot * SLOT + HV] = vec4<f32>(select(NEG_BIG, m1, l > 0.0), l, 0.0, 0.0);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 1u);
     let h = kv_head * Q_PER_KV + 2u;
     // No visible listed key leaves l = 0: write zeros, not NaN.
     let o = acc2 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = (token * NUM_HEADS + h) * HV;
-    store_output(oi + lane, vec4<f16>(o));
+    // Slot of (token, head, split): the output normalised by this split's own sum, then (m, l).
+    let slot = (token * NUM_HEADS + h) * num_splits + split_id;
+    partial[slot * SLOT + lane] = o;
+    if (lane == 0u) {
+      partial[slot * SLOT + HV] = vec4<f32>(select(NEG_BIG, m2, l > 0.0), l, 0.0, 0.0);
+    }
   }
   {
     let l = subgroupShuffle(l_sum, 3u);
     let h = kv_head * Q_PER_KV + 3u;
     // No visible listed key leaves l = 0: write zeros, not NaN.
     let o = acc3 * select(0.0, 1.0 / l, l > 0.0);
-    let oi = (token * NUM_HEADS + h) * HV;
-    store_output(oi + lane, vec4<f16>(o));
+    // Slot of (token, head, split): the output normalised by this split's own sum, then (m, l).
+    let slot = (token * NUM_HEADS + h) * num_splits + split_id;
+    partial[slot * SLOT + lane] = o;
+    if (lane == 0u) {
+      partial[slot * SLOT + HV] = vec4<f32>(select(NEG_BIG, m3, l > 0.0), l, 0.0, 0.0);
+    }
   }
 }
 
 @compute @workgroup_size(32, 1, 1)
 fn main(
   @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) nwg: vec3<u32>,
   @builtin(local_invocation_index) lane: u32,
   @builtin(subgroup_size) sg_size: u32,
   @builtin(subgroup_invocation_id) sg_id: u32,
@@ -1090,8 +1194,8 @@ fn main(
     subgroup_split = 1u;
   }
   if (workgroupUniformLoad(&subgroup_split) == 0u) {
-    attend_rows(wid, lane, lane);
+    attend_rows(wid, nwg, lane, lane);
   } else {
-    attend_key_per_lane(wid, lane);
+    attend_key_per_lane(wid, nwg, lane);
   }
 }

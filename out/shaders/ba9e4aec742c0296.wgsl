@@ -74,7 +74,7 @@ const WG: u32 = 32u;
 const CHUNK: u32 = 128u;
 // Row stride of the query binding: the packed [Q | K | V] row, the plain Q row, or the Q row
 // the rotary pass wrote (already rotated and rounded).
-const Q_STRIDE: u32 = 6144u;
+const Q_STRIDE: u32 = 4096u;
 // V accumulation layout: CHUNK_LANES lanes cover the HV vec4 chunks of a row (1 per
 // lane); the KEY_GROUPS groups of lanes take interleaved keys of the tile and are summed at the
 // end. Per-head score and accumulator registers are unrolled by the template (dot_G, acc_G_I)
@@ -462,16 +462,13 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order).
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in.
   let qh0 = 0u ^ my_g;
   let q0 = scale * vec4<f32>(f32(load_query(q_base + qh0 * 128u + 0u)), f32(load_query(q_base + qh0 * 128u + 1u)), f32(load_query(q_base + qh0 * 128u + 2u)), f32(load_query(q_base + qh0 * 128u + 3u)));
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order).
   let qh1 = 1u ^ my_g;
   let q1 = scale * vec4<f32>(f32(load_query(q_base + qh1 * 128u + 0u)), f32(load_query(q_base + qh1 * 128u + 1u)), f32(load_query(q_base + qh1 * 128u + 2u)), f32(load_query(q_base + qh1 * 128u + 3u)));
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order).
   let qh2 = 2u ^ my_g;
   let q2 = scale * vec4<f32>(f32(load_query(q_base + qh2 * 128u + 0u)), f32(load_query(q_base + qh2 * 128u + 1u)), f32(load_query(q_base + qh2 * 128u + 2u)), f32(load_query(q_base + qh2 * 128u + 3u)));
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order).
   let qh3 = 3u ^ my_g;
   let q3 = scale * vec4<f32>(f32(load_query(q_base + qh3 * 128u + 0u)), f32(load_query(q_base + qh3 * 128u + 1u)), f32(load_query(q_base + qh3 * 128u + 2u)), f32(load_query(q_base + qh3 * 128u + 3u)));
 

@@ -406,28 +406,22 @@ fn attend_rows(wid: vec3<u32>, nwg: vec3<u32>, lane: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in (zero
+  // for a padding head past Q_PER_KV).
   let qh0 = 0u ^ my_g;
   let q0 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh0, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh0, 6u) * 128u + 3u))), qh0 < 7u);
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh1 = 1u ^ my_g;
   let q1 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh1, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh1, 6u) * 128u + 3u))), qh1 < 7u);
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh2 = 2u ^ my_g;
   let q2 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh2, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh2, 6u) * 128u + 3u))), qh2 < 7u);
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh3 = 3u ^ my_g;
   let q3 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh3, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh3, 6u) * 128u + 3u))), qh3 < 7u);
-  // Query register q4 holds head 4 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh4 = 4u ^ my_g;
   let q4 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh4, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh4, 6u) * 128u + 3u))), qh4 < 7u);
-  // Query register q5 holds head 5 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh5 = 5u ^ my_g;
   let q5 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh5, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh5, 6u) * 128u + 3u))), qh5 < 7u);
-  // Query register q6 holds head 6 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh6 = 6u ^ my_g;
   let q6 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh6, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh6, 6u) * 128u + 3u))), qh6 < 7u);
-  // Query register q7 holds head 7 ^ my_g (reduce_pairs' order), zero past Q_PER_KV.
   let qh7 = 7u ^ my_g;
   let q7 = select(vec4<f32>(0.0), scale * vec4<f32>(f32(load_query(q_base + min(qh7, 6u) * 128u + 0u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 1u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 2u)), f32(load_query(q_base + min(qh7, 6u) * 128u + 3u))), qh7 < 7u);
 

@@ -462,16 +462,13 @@ fn attend_rows(wid: vec3<u32>, lane: u32, inv: u32) {
   let my_g = my_pair / KC;
   let my_k = my_pair % KC;
   let my_head_ok = my_g < Q_PER_KV;
-  // Query register q0 holds head 0 ^ my_g (reduce_pairs' order).
+  // Query register qg holds head g ^ my_g, the order reduce_pairs takes a lane's values in.
   let qh0 = 0u ^ my_g;
   let q0 = scale * vec4<f32>(f32(load_query(q_base + qh0 * 128u + 0u)), f32(load_query(q_base + qh0 * 128u + 1u)), f32(load_query(q_base + qh0 * 128u + 2u)), f32(load_query(q_base + qh0 * 128u + 3u)));
-  // Query register q1 holds head 1 ^ my_g (reduce_pairs' order).
   let qh1 = 1u ^ my_g;
   let q1 = scale * vec4<f32>(f32(load_query(q_base + qh1 * 128u + 0u)), f32(load_query(q_base + qh1 * 128u + 1u)), f32(load_query(q_base + qh1 * 128u + 2u)), f32(load_query(q_base + qh1 * 128u + 3u)));
-  // Query register q2 holds head 2 ^ my_g (reduce_pairs' order).
   let qh2 = 2u ^ my_g;
   let q2 = scale * vec4<f32>(f32(load_query(q_base + qh2 * 128u + 0u)), f32(load_query(q_base + qh2 * 128u + 1u)), f32(load_query(q_base + qh2 * 128u + 2u)), f32(load_query(q_base + qh2 * 128u + 3u)));
-  // Query register q3 holds head 3 ^ my_g (reduce_pairs' order).
   let qh3 = 3u ^ my_g;
   let q3 = scale * vec4<f32>(f32(load_query(q_base + qh3 * 128u + 0u)), f32(load_query(q_base + qh3 * 128u + 1u)), f32(load_query(q_base + qh3 * 128u + 2u)), f32(load_query(q_base + qh3 * 128u + 3u)));
 

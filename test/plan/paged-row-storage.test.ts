@@ -4,12 +4,14 @@
  * a W < 32 build keeps 32 / W streams' accumulators in workgroup memory, so on a profile with
  * subgroups but 16 KB of workgroup storage the 8-lane build with 8 query heads per KV head must
  * choose another design instead of failing at pipeline creation. The derive value is checked
- * against the workgroup variables of the WGSL the build renders (sizes rounded up to 16 bytes, as
- * WebGPU counts them), for every row width and head grouping.
+ * against the workgroup memory of the WGSL the build renders (src/emit/wgsl-limits.ts
+ * workgroupFacts: each variable rounded up to 16 bytes, as WebGPU counts them), for every row
+ * width and head grouping.
  */
 import { describe, expect, it } from "vitest";
 import { compile, type CompileResult } from "../../src/api/compile.js";
 import { loadConfig, type LoadedConfig } from "../../src/plan/config.js";
+import { workgroupFacts } from "../../src/emit/wgsl-limits.js";
 import { repoRoot } from "../support/project-build.js";
 
 const loaded = loadConfig(repoRoot);
@@ -63,27 +65,11 @@ function attentionShaders(res: CompileResult, profile: string): { design: unknow
     });
 }
 
-const SCALAR: Record<string, number> = { u32: 4, i32: 4, f32: 4, f16: 2 };
-
-/** The bytes of one WGSL type this test meets in workgroup variables. */
-function sizeOf(type: string): number {
-  const arr = /^array<(.+), (\d+)>$/.exec(type);
-  if (arr) return sizeOf(arr[1]!) * Number(arr[2]);
-  const vec = /^vec([234])<(\w+)>$/.exec(type);
-  if (vec) return (vec[1] === "3" ? 4 : Number(vec[1])) * SCALAR[vec[2]!]!;
-  if (SCALAR[type] !== undefined) return SCALAR[type];
-  throw new Error(`unexpected workgroup type ${type}`);
-}
-
-/** WebGPU's count of a shader's workgroup memory: each variable's size rounded up to 16 bytes. */
+/** WebGPU's count of a shader's workgroup memory (each variable rounded up to 16 bytes), as the build checks it. */
 function workgroupBytes(wgsl: string): number {
-  const aliases = new Map([...wgsl.matchAll(/^alias (\w+) = (.+);$/gm)].map((m) => [m[1]!, m[2]!]));
-  let total = 0;
-  for (const m of wgsl.matchAll(/^var<workgroup> \w+: (.+);$/gm)) {
-    const type = m[1]!.replace(/\b(\w+)\b/g, (w) => aliases.get(w) ?? w);
-    total += Math.ceil(sizeOf(type) / 16) * 16;
-  }
-  return total;
+  const facts = workgroupFacts(wgsl);
+  expect(facts.unresolved).toEqual([]);
+  return facts.workgroupStorageBytes!;
 }
 
 describe("PagedAttention's row design and the profile's workgroup storage", () => {

@@ -10,6 +10,9 @@
 #   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
 #   ahead  - the paged bench on the four large decode shapes: the configured tunables against
 #            ROW_LOAD_AHEAD = 1, alone and with 4096 target workgroups; $OUT/bench-ahead.json
+#   vearly - the paged bench on the six decode shapes: the shipped templates against a copy with
+#            bench/experiments/v-early.patch (V rows loaded a tile ahead; not yet measured), with the
+#            configured tunables and with ROW_LOAD_AHEAD = 1; $OUT/bench-vearly.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -39,6 +42,11 @@ for what in "${steps[@]}"; do
     ahead) BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 \
            BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
            node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead)"; exit 2 ;;
+    vearly) rm -rf .exp-v-early && cp -r templates .exp-v-early
+           patch -s -p1 -d .exp-v-early < bench/experiments/v-early.patch ||
+             git apply --directory=.exp-v-early bench/experiments/v-early.patch || exit 1
+           BENCH_TEMPLATES=templates,.exp-v-early BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1}]' \
+           node bench/gpu/attention.mjs paged --out "$OUT/bench-vearly.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vearly.log" ;;
+    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead, vearly)"; exit 2 ;;
   esac
 done

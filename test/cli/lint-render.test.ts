@@ -147,6 +147,17 @@ describe("kernelc lint renders and validates the templates", () => {
     );
   });
 
+  it("wgsl_invalid for WGSL cut short (an unclosed `(` at the end): Tint's error, exit 1, no internal error", async () => {
+    const dir = project({ template: (t) => t + "fn bad( {\n" });
+    for (const command of ["lint", "build"]) {
+      const r = await run([command], dir);
+      expect(r.code, command).toBe(1);
+      expect(r.stderr, command).toMatch(/^error\[wgsl_invalid\]: Tint rejects the rendered WGSL/m);
+      expect(r.stderr, command).not.toContain("internal error");
+    }
+    expect(fs.existsSync(path.join(dir, "out"))).toBe(false);
+  });
+
   it("wgsl_invalid after a substitution: Tint's column still found on the template line", async () => {
     const dir = project({
       template: (t) => t.replace("  y[i] = x[i] * params.alpha;", "  y[i] = x[i] * params.alpha + {{ tunables.WG }}u;"),

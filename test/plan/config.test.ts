@@ -167,6 +167,12 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(d.message).toContain('unknown field "profile"');
   });
 
+  it('a profile named "shaders" is refused: its folder would be out/shaders/, where the shader files are', () => {
+    const { d, row } = only({ profiles: ["shaders"], defineProfiles: [{ name: "shaders", limits: {} }] });
+    expect(row).toMatchObject({ code: "profile_invalid", pointer: "/defineProfiles/0/name" });
+    expect(d.message).toMatch(/^a profile cannot be named "shaders": out\/shaders\/ holds the bundle's shader files/);
+  });
+
   it("a config passed with --config under another name is called by its name, not kernelc.config.json", () => {
     const other = "/project/configs/ci.json";
     expect(parseConfig('{ "profiles": ["core"], "extra": 1 }', other, ROOT).diagnostics.map((d) => d.message)).toEqual([

@@ -117,6 +117,18 @@ export interface BuildResult {
 
 /** Compiles a project into the files of its bundle (shaders, per-profile dispatchers and manifests, index). Writes nothing. */
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
+  // The type allows only these; a JavaScript caller gets a diagnostic, not the other language.
+  if (options.emit !== undefined && options.emit !== "ts" && options.emit !== "js") {
+    const usage = makeDiagnostic(
+      "usage",
+      `emit must be "ts" or "js", got ${JSON.stringify(options.emit) ?? String(options.emit)}`,
+      undefined,
+      {
+        hint: 'pass emit: "ts" (TypeScript modules) or emit: "js" (JavaScript with .d.ts declarations), or leave it out for the config\'s',
+      },
+    );
+    return { ok: false, diagnostics: [usage], files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
+  }
   const loaded = loadConfig(options);
   if (!loaded.config)
     return { ok: false, diagnostics: loaded.diagnostics, files: new Map(), profiles: [], outDir: undefined, sources: new Map() };

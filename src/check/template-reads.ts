@@ -46,8 +46,12 @@ export function templateReads(src: string): TemplateReads {
       .replace(/^\(unknown path\)\s*/, "")
       .replace(/\s*\[Line \d+, Column \d+\]\s*/, " ")
       .trim();
-    // nunjucks' parser errors carry 1-based positions; some lexer errors carry none (0 here).
-    throw new TemplateSyntaxError(msg, e.lineno ?? 0, e.colno ?? 0);
+    // nunjucks' parser errors carry 1-based positions; those at the end of the file carry none
+    // (0 here): then the opening of what is never closed is the place to show, when there is one.
+    const line = e.lineno ?? 0;
+    const unclosed = line > 0 ? undefined : unclosedConstruct(src);
+    if (unclosed) throw new TemplateSyntaxError(unclosed.message, unclosed.line, unclosed.column);
+    throw new TemplateSyntaxError(msg, line, e.colno ?? 0);
   }
   const refused = templateSafetyProblems(ast)[0];
   if (refused) throw new TemplateSyntaxError(refused.message, refused.line, refused.column, true);
@@ -85,4 +89,68 @@ export function templateReads(src: string): TemplateReads {
     if (x instanceof njNodes.Set && node.body !== undefined) stack.push(node.body);
   }
   return { names, tunables, dtypes, includes };
+}
+
+/** Block tags that need an end tag (`{% set x %}` only without `=`). */
+const BLOCK_TAGS: ReadonlySet<string> = new Set(["if", "for", "asyncEach", "asyncAll", "macro", "call", "filter", "block", "set"]);
+
+/**
+ * The `{{`, `{#` or block tag (`{% if %}`, `{% for %}`, …) of `src` that the file ends inside of or
+ * without closing, innermost first, with a message naming what closes it; undefined when there is
+ * none (the syntax error is something else).
+ */
+export function unclosedConstruct(src: string): { message: string; line: number; column: number } | undefined {
+  const blocks: { name: string; at: number }[] = [];
+  const position = (at: number): { line: number; column: number } => {
+    const before = src.slice(0, at);
+    return { line: before.split("\n").length, column: at - before.lastIndexOf("\n") };
+  };
+  let i = 0;
+  while (i < src.length) {
+    const open = src.indexOf("{", i);
+    if (open < 0) break;
+    const two = src.slice(open, open + 2);
+    if (two !== "{{" && two !== "{%" && two !== "{#") {
+      i = open + 1;
+      continue;
+    }
+    const close = two === "{{" ? "}}" : two === "{%" ? "%}" : "#}";
+    let j = open + 2;
+    let quote = "";
+    for (; j < src.length; j++) {
+      if (two === "{#") {
+        if (src.startsWith(close, j)) break;
+      } else if (quote) {
+        if (src[j] === "\\") j++;
+        else if (src[j] === quote) quote = "";
+      } else if (src[j] === '"' || src[j] === "'") quote = src[j];
+      else if (src.startsWith(close, j)) break;
+    }
+    if (j >= src.length) {
+      const what = two === "{{" ? "`{{`" : two === "{#" ? "the comment `{#`" : "the tag `{%`";
+      return { message: `${what} is never closed: the file ends before its \`${close}\``, ...position(open) };
+    }
+    i = j + 2;
+    if (two !== "{%") continue;
+    const body = src
+      .slice(open + 2, j)
+      .replace(/^-/, "")
+      .replace(/-$/, "")
+      .trim();
+    const name = /^[A-Za-z_]\w*/.exec(body)?.[0] ?? "";
+    if (name === "raw" || name === "verbatim") {
+      const end = new RegExp(`\\{%-?\\s*end${name}\\s*-?%\\}`, "g");
+      end.lastIndex = i;
+      const m = end.exec(src);
+      if (!m) return { message: `\`{% ${name} %}\` is never closed: add \`{% end${name} %}\``, ...position(open) };
+      i = m.index + m[0].length;
+    } else if (BLOCK_TAGS.has(name) && !(name === "set" && body.includes("="))) {
+      blocks.push({ name, at: open });
+    } else if (name.startsWith("end") && blocks.length > 0 && blocks[blocks.length - 1]!.name === name.slice(3)) {
+      blocks.pop();
+    }
+  }
+  const last = blocks[blocks.length - 1];
+  if (!last) return undefined;
+  return { message: `\`{% ${last.name} … %}\` is never closed: add \`{% end${last.name} %}\``, ...position(last.at) };
 }

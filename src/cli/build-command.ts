@@ -270,13 +270,26 @@ async function runCheck(run: BuildRun): Promise<number> {
   const diags: Diagnostic[] = [];
   const unexpected = current.unexpected.filter(inScope);
   const extra = [...current.files.keys()].filter((rel) => !expected.has(rel) && inScope(rel));
+  // A file the out folder's build-info.json lists was written by an earlier build (another `--emit`,
+  // a spec or profile since removed), not by someone else.
+  const written = readBuildInfo(target.dir)?.files ?? {};
+  // out/ built with the other `--emit` than this check's: say so once, in every hint.
+  const builtEmit = current.files.has("index.js") ? "js" : current.files.has("index.ts") ? "ts" : undefined;
+  const checkEmit = run.loaded.config.emit;
+  const buildHint =
+    builtEmit !== undefined && builtEmit !== checkEmit
+      ? `${target.shown}/ holds the ${builtEmit === "js" ? "JavaScript" : "TypeScript"} modules of \`build --emit ${builtEmit}\`, and this check builds --emit ${checkEmit}: check with \`npx kernelc build --check --emit ${builtEmit}\` (or set "emit": "${builtEmit}" in the config), or run \`npx kernelc build\` and commit the result`
+      : undefined;
   for (const entry of [...unexpected, ...extra]) {
+    const why = entry.endsWith(")") ? "" : Object.hasOwn(written, entry) ? " (an earlier build wrote it)" : " (kernelc did not write it)";
     diags.push(
       makeDiagnostic(
         "out_unexpected",
-        `${target.shown}/${entry} is not part of the build${entry.endsWith(")") ? "" : " (kernelc did not write it)"}`,
+        `${target.shown}/${entry} is not part of the build${why}`,
         { file: target.dir },
-        { hint: "run `npx kernelc build` (it removes what kernelc did not write) and commit the result" },
+        {
+          hint: buildHint ?? "run `npx kernelc build` (it removes what kernelc did not write) and commit the result",
+        },
       ),
     );
   }
@@ -295,7 +308,7 @@ async function runCheck(run: BuildRun): Promise<number> {
         "out_stale",
         `${target.shown}/ is out of date: ${stale.length} file${stale.length > 1 ? "s differ" : " differs"} from a fresh build (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", …" : ""})`,
         { file: target.dir },
-        { hint: "run `npx kernelc build` and commit the result" },
+        { hint: buildHint ?? "run `npx kernelc build` and commit the result" },
       ),
     );
   }

@@ -92,7 +92,7 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
         `refusing to write the output folder ${dir} (${origin}): ${why}; a build replaces the whole output folder`,
         fromConfig && loaded.file ? { file: loaded.file, pointer: "/out" } : undefined,
         {
-          hint: `use a folder of its own inside the project, such as "out"${fromConfig ? ' (the "out" field of kernelc.config.json)' : " (--out out)"}`,
+          hint: `use a folder of its own inside the project, such as "out"${fromConfig ? ` (the "out" field of ${loaded.file ? path.basename(loaded.file) : "kernelc.config.json"})` : " (--out out)"}`,
         },
       ),
     ]);

@@ -34,6 +34,11 @@ const AS_SHAPE = ty(" as readonly number[]");
 /** Text safe inside a generated comment (see code-writer's `comment`). */
 export const commentText = comment;
 
+/** The declaration line of a method's temporaries, "" when it has none. */
+function declareTemps(names: readonly string[]): string {
+  return names.length ? `    let ${names.map((t) => `${t}${ty(": number")}`).join(", ")};\n` : "";
+}
+
 /** A literal of a language value. */
 export function lit(v: Value): string {
   if (typeof v === "number") {
@@ -172,12 +177,12 @@ export class AssignmentGen {
    * Generates a method body in its own scope of temporaries (generating it may generate other
    * methods first); returns the body and the declaration line of its temporaries ("" if none).
    */
-  scoped<T>(body: () => T): { body: T; temps: string } {
+  scoped<T>(body: () => T): { body: T; temps: string; names: readonly string[] } {
     const outer = this.temps;
     this.temps = [];
     try {
       const result = body();
-      return { body: result, temps: this.temps.length ? `    let ${this.temps.map((t) => `${t}${ty(": number")}`).join(", ")};\n` : "" };
+      return { body: result, temps: declareTemps(this.temps), names: this.temps };
     } finally {
       this.temps = outer;
     }
@@ -609,7 +614,12 @@ export class AssignmentGen {
    */
   condMethod(c: CExpr, e: GenEnv): { holds: string; why: string } {
     const holds = this.scoped(() => this.expr(c.texpr, e, c).code);
-    const why = this.coldly(() => this.scoped(() => ({ value: this.expr(c.texpr, e, c).code, explanation: this.explain(c, e) })));
+    const why = this.coldly(() =>
+      this.scoped(() => {
+        const value = this.expr(c.texpr, e, c).code;
+        return { value, valueTemps: this.temps.length, explanation: this.explain(c, e) };
+      }),
+    );
     // A condition several variants share (same text, same code in their envs) gets one pair of methods.
     const key = JSON.stringify([c.source.text, holds, why]);
     const known = this.condMethods.get(key);
@@ -625,7 +635,8 @@ export class AssignmentGen {
         : `  /** when ${commentText(q(c.source.text))} */\n  c${id}()${ty(": boolean")} {\n${holds.temps}    return (${holds.body}) === true;\n  }`,
       failing
         ? `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return $condWhy(() => ${why.body.value}, ${q(c.source.text)}, () => ${why.body.explanation});\n  }`
-        : `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${why.temps}    return ${why.body.explanation};\n  }`,
+        : // Without the value's test, its temporaries would be declared and never read (noUnusedLocals).
+          `  /** why ${commentText(q(c.source.text))} does not hold */\n  w${id}()${ty(": string")} {\n${declareTemps(why.names.slice(why.body.valueTemps))}    return ${why.body.explanation};\n  }`,
     );
     return names;
   }

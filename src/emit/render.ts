@@ -336,9 +336,12 @@ const MARKER_RE = /\u2063(\d+):(\d+)\u2063/g;
 
 /**
  * The instrumented copy of a template: every line that starts (after indentation) with raw text or
- * `{{` — not `{%`, `{#` or `{{-`, and not inside a multi-line tag or comment — gets an invisible
- * marker `U+2063 file:line U+2063` after its indentation. Markers travel through macros, includes
- * and imports, so each output line can be traced to the template line that wrote it.
+ * `{{` — not `{{-`, and not inside a multi-line tag or comment — gets an invisible marker
+ * `U+2063 file:line U+2063` after its indentation; a line that starts with `{% … %}` tags or
+ * `{# … #}` comments closed on it gets the marker after them (and the blanks after them) when raw
+ * text or `{{` follows, so `{% if c %}let a = 1;{% endif %}` is traced to its own line. Markers
+ * travel through macros, includes and imports, so each output line can be traced to the template
+ * line that wrote it.
  */
 export function instrumentTemplate(src: string, fileIndex: number): string {
   const lines = src.split("\n");
@@ -350,8 +353,10 @@ export function instrumentTemplate(src: string, fileIndex: number): string {
     if (state === "text") {
       const indent = /^[ \t]*/.exec(line)?.[0] ?? "";
       const rest = line.slice(indent.length).replace(/\r$/, "");
-      if (rest !== "" && !rest.startsWith("{%") && !rest.startsWith("{#") && !rest.startsWith("{{-")) {
-        text = `${indent}${MARK}${fileIndex}:${idx + 1}${MARK}${line.slice(indent.length)}`;
+      const at = rest.startsWith("{%") || rest.startsWith("{#") ? afterLeadingTags(rest) : 0;
+      if (at >= 0 && at < rest.length && !rest.startsWith("{{-", at)) {
+        const cut = indent.length + at;
+        text = `${line.slice(0, cut)}${MARK}${fileIndex}:${idx + 1}${MARK}${line.slice(cut)}`;
       }
     }
     for (let i = 0; i < line.length; i++) {
@@ -379,6 +384,32 @@ export function instrumentTemplate(src: string, fileIndex: number): string {
     out.push(text);
   });
   return out.join("\n");
+}
+
+/**
+ * The index in `rest` (a template line without its indentation) after its leading `{% … %}` tags and
+ * `{# … #}` comments and the blanks after each; -1 when one of them does not close on the line.
+ */
+function afterLeadingTags(rest: string): number {
+  let i = 0;
+  while (rest.startsWith("{%", i) || rest.startsWith("{#", i)) {
+    const close = rest.startsWith("{%", i) ? "%}" : "#}";
+    let quote = "";
+    let j = i + 2;
+    for (; j < rest.length; j++) {
+      if (close === "#}") {
+        if (rest.startsWith(close, j)) break;
+      } else if (quote) {
+        if (rest[j] === "\\") j++;
+        else if (rest[j] === quote) quote = "";
+      } else if (rest[j] === '"' || rest[j] === "'") quote = rest[j];
+      else if (rest.startsWith(close, j)) break;
+    }
+    if (j >= rest.length) return -1;
+    i = j + 2;
+    while (rest[i] === " " || rest[i] === "\t") i++;
+  }
+  return i;
 }
 
 /** Where, within one tidied output line, each template origin starts (0-based columns of the WGSL text). */

@@ -111,9 +111,13 @@ interface ModuleScope {
   mainFound: boolean;
 }
 
-/** Index after the bracket that matches the opening one at `i`. */
+/**
+ * Index after the bracket that matches the opening one at `i`; the end of the tokens when it is never
+ * closed or `i` is past the end (WGSL cut short, such as `fn f(` or a last `struct S`, which Tint reports).
+ */
 function skipBalanced(tokens: readonly Token[], i: number): number {
-  const open = tokens[i].text;
+  const open = tokens[i]?.text;
+  if (open === undefined) return tokens.length;
   const close = open === "(" ? ")" : open === "{" ? "}" : open === "[" ? "]" : ">";
   let depth = 0;
   for (let j = i; j < tokens.length; j++) {

@@ -386,11 +386,11 @@ function convertOne(ctx: Ctx, e: ErrorObject): Diagnostic | undefined {
     case "maxItems":
     case "minProperties":
     case "maxProperties": {
-      const unit = e.keyword.endsWith("Length") ? "characters" : e.keyword.endsWith("Items") ? "items" : "fields";
+      const unit = e.keyword.endsWith("Length") ? "character" : e.keyword.endsWith("Items") ? "item" : "field";
       const bound = e.keyword.startsWith("min") ? "at least" : "at most";
       return makeDiagnostic(
         "schema_value",
-        `${describeValue(pointer)} must have ${bound} ${String(params.limit)} ${unit}`,
+        `${describeValue(pointer)} must have ${bound} ${String(params.limit)} ${unit}${params.limit === 1 ? "" : "s"}`,
         locate(ctx, pointer),
         { hint: firstSentence(parent?.description) },
       );

@@ -241,7 +241,8 @@ class Reporter {
   readonly diagnostics: Diagnostic[] = [];
 
   constructor(
-    private readonly file: string,
+    /** The config file, named in messages about its top level. */
+    readonly file: string,
     private readonly root: JsonNode | undefined,
   ) {}
 
@@ -300,8 +301,8 @@ function knownKeysAt(segments: readonly PropertyKey[]): readonly string[] {
   return [];
 }
 
-function whereOf(segments: readonly PropertyKey[]): string {
-  if (segments.length === 0) return "kernelc.config.json";
+function whereOf(segments: readonly PropertyKey[], file: string): string {
+  if (segments.length === 0) return path.basename(file);
   if (segments[0] === "defineProfiles" && segments.length === 2) return "a profile of defineProfiles";
   if (segments[0] === "defineProfiles" && segments[2] === "limits") return "a profile's limits";
   if (segments[0] === "instances") return "an instance";
@@ -350,9 +351,15 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
         seen.add(pointer);
         const hint =
           didYouMean(key, known) ?? (known.length > 0 && known.length <= 12 ? `the known fields are: ${known.join(", ")}` : undefined);
-        rep.report(code, pointer, `unknown field "${key}" in ${whereOf(issue.path)}: kernelc does not define it`, hint ?? "remove it", {
-          atKey: true,
-        });
+        rep.report(
+          code,
+          pointer,
+          `unknown field "${key}" in ${whereOf(issue.path, rep.file)}: kernelc does not define it`,
+          hint ?? "remove it",
+          {
+            atKey: true,
+          },
+        );
       }
       continue;
     }
@@ -362,7 +369,7 @@ function reportSchemaIssues(issues: readonly z.core.$ZodIssue[], data: unknown, 
     const value = valueAt(data, issue.path);
     const field = issue.path.length > 0 ? String(issue.path[issue.path.length - 1]) : "";
     if (issue.code === "invalid_type" && value === undefined && issue.path.length > 0) {
-      rep.report(code, pointer, `missing required field "${field}" in ${whereOf(issue.path.slice(0, -1))}`, `add "${field}"`);
+      rep.report(code, pointer, `missing required field "${field}" in ${whereOf(issue.path.slice(0, -1), rep.file)}`, `add "${field}"`);
     } else if (issue.code === "invalid_value" && typeof value === "string") {
       const options = issue.values.map(String);
       const isFeature = issue.path[0] === "defineProfiles" && issue.path[2] === "features";
@@ -644,7 +651,7 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
     rep.report(
       "config_invalid",
       "",
-      `kernelc.config.json must hold a JSON object, but it holds ${describeJson(data)}`,
+      `${path.basename(file)} must hold a JSON object, but it holds ${describeJson(data)}`,
       'start from {} and add fields such as "profiles"',
     );
     return fallback(rep.diagnostics);

@@ -165,9 +165,13 @@ export const featuresSchema = z.array(z.enum(FEATURE_NAMES)).superRefine((featur
  * an override of a same-named profile, absent fields keep the overridden profile's values.
  */
 export const profileSchema = z.strictObject({
-  name: z.string({ error: "a profile name must be a string" }).regex(PROFILE_NAME_PATTERN, {
-    error: "a profile name must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a letter or digit",
-  }),
+  name: z
+    .string({ error: "a profile name must be a string" })
+    .regex(PROFILE_NAME_PATTERN, {
+      error: "a profile name must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a letter or digit",
+    })
+    // Each profile gets a folder of the output folder, beside `shaders/`: that name is taken.
+    .refine((name) => name !== "shaders", { error: 'a profile cannot be named "shaders": out/shaders/ holds the bundle\'s shader files' }),
   description: z.string({ error: "description must be a string" }).optional(),
   typicalDevices: z.string({ error: "typicalDevices must be a string" }).optional(),
   compatibilityMode: z.boolean({ error: "compatibilityMode must be true or false" }).optional(),

@@ -147,6 +147,35 @@ describe("kernelc lint renders and validates the templates", () => {
     );
   });
 
+  it("a block the template never closes is reported where it opens, with the end tag to add", async () => {
+    const dir = project({ template: (t) => t.replace("  let i = gid.x;", "  {% if true %}\n  let i = gid.x;") });
+    const r = await run(["lint"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      [
+        "error[template_error]: template syntax error: `{% if … %}` is never closed: add `{% endif %}`",
+        "  --> templates/scale.wgsl.jinja:7:3",
+        "    |",
+        "  7 |   {% if true %}",
+      ].join("\n"),
+    );
+    const open = project({ template: (t) => t + "const X = {{ n\n" });
+    expect((await run(["lint"], open)).stderr).toMatch(
+      /^error\[template_error\]: template syntax error: `\{\{` is never closed: the file ends before its `\}\}`\n {2}--> templates\/scale\.wgsl\.jinja:13:11$/m,
+    );
+  });
+
+  it("wgsl_invalid for WGSL cut short (an unclosed `(` at the end): Tint's error, exit 1, no internal error", async () => {
+    const dir = project({ template: (t) => t + "fn bad( {\n" });
+    for (const command of ["lint", "build"]) {
+      const r = await run([command], dir);
+      expect(r.code, command).toBe(1);
+      expect(r.stderr, command).toMatch(/^error\[wgsl_invalid\]: Tint rejects the rendered WGSL/m);
+      expect(r.stderr, command).not.toContain("internal error");
+    }
+    expect(fs.existsSync(path.join(dir, "out"))).toBe(false);
+  });
+
   it("wgsl_invalid after a substitution: Tint's column still found on the template line", async () => {
     const dir = project({
       template: (t) => t.replace("  y[i] = x[i] * params.alpha;", "  y[i] = x[i] * params.alpha + {{ tunables.WG }}u;"),

@@ -452,6 +452,26 @@ describe("line map", () => {
     expect(out.lineMap.map((l) => l.line)).toEqual([4, 4, 8]);
   });
 
+  test("a line that starts with tags or a comment and then writes is traced to itself, not to the line before", () => {
+    const { render: r } = setup({
+      "tags.jinja": [
+        "const A: u32 = 1u;", // 1
+        "{% set b = 2 %}const B: u32 = {{ b }}u;", // 2
+        "{% if true %}const C: u32 = 3u;", // 3
+        "{% endif %}", // 4
+        "{# note #}{% for i in range(1) -%}  const D: u32 = 4u;", // 5
+        "{% endfor %}", // 6
+        "{% if true %}", // 7
+        "const E: u32 = 5u;", // 8
+        "{% endif %}", // 9
+        "",
+      ].join("\n"),
+    });
+    const out = r("tags.jinja");
+    expect(out.wgsl).toBe("const A: u32 = 1u;\nconst B: u32 = 2u;\nconst C: u32 = 3u;\nconst D: u32 = 4u;\nconst E: u32 = 5u;\n");
+    expect(out.lineMap.map((l) => l.line)).toEqual([1, 2, 3, 5, 8]);
+  });
+
   test("instrumentation marks text and output lines only", () => {
     const src = ["a", "  {{ b }}", "{% if c %}", "{# x", "y #}", "{{- d }}", "{{ 'e", "f' }}", "g"].join("\n");
     const marked = instrumentTemplate(src, 7)

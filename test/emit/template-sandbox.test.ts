@@ -14,7 +14,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
-import { templateReads, TemplateSyntaxError } from "../../src/check/template-reads.js";
+import { templateReads, TemplateSyntaxError, unclosedConstruct } from "../../src/check/template-reads.js";
 import { RenderError, TemplateRenderer } from "../../src/emit/render.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { axpbyProject } from "../support/axpby-project.js";
@@ -260,5 +260,23 @@ describe("render limits", () => {
     expect(d?.message).toMatch(/range\(1000000000\)/);
     expect(d?.location?.file).toMatch(/axpby\.wgsl\.jinja$/);
     expect(d?.location?.span).toBeDefined();
+  });
+});
+
+describe("unclosedConstruct: where a syntax error at the end of the file starts", () => {
+  const table: [string, string | undefined, number, number][] = [
+    ["a\n{% if x %}\nb\n", "`{% if … %}` is never closed: add `{% endif %}`", 2, 1],
+    ["{% for i in r %}{% if x %}{% endif %}", "`{% for … %}` is never closed: add `{% endfor %}`", 1, 1],
+    ["{% if x %}{% endif %}\n  {% macro m() %}", "`{% macro … %}` is never closed: add `{% endmacro %}`", 2, 3],
+    ["{% set a = '%}' %}{% set b %}x", "`{% set … %}` is never closed: add `{% endset %}`", 1, 19],
+    ["x {{ y", "`{{` is never closed: the file ends before its `}}`", 1, 3],
+    ["{# a\nb", "the comment `{#` is never closed: the file ends before its `#}`", 1, 1],
+    ["{% raw %}{% if %}{% endraw %}{%- if x -%}", "`{% if … %}` is never closed: add `{% endif %}`", 1, 30],
+    ["{% if x %}{% endif %}", undefined, 0, 0],
+  ];
+  test.each(table)("%j", (src, message, line, column) => {
+    const found = unclosedConstruct(src);
+    expect(found).toEqual(message === undefined ? undefined : { message, line, column });
+    if (message !== undefined) expect(() => templateReads(src)).toThrow(message);
   });
 });

@@ -216,6 +216,13 @@ describe("workgroupFacts", () => {
     expect(workgroupFacts("@compute fn main() {}").unresolved).toEqual([expect.stringMatching(/no @workgroup_size/)]);
   });
 
+  test("WGSL cut short (an unclosed bracket, a last `struct`) is read without throwing; Tint reports it", () => {
+    for (const cut of ["fn f( {", "fn f(", "struct S", "@compute @workgroup_size(4) fn main() {", "var<workgroup"]) {
+      expect(() => workgroupFacts(cut), cut).not.toThrow();
+    }
+    expect(workgroupFacts("const N = 4;\n@compute @workgroup_size(N) fn main() {}\nfn bad( {").workgroupSize).toEqual([4, 1, 1]);
+  });
+
   test("the seed template's shape: workgroup size from a const", () => {
     const facts = workgroupFacts(
       "const WG: u32 = 64u;\n@compute @workgroup_size(WG, 1, 1)\nfn main(@builtin(global_invocation_id) gid: vec3<u32>) {\n}\n",

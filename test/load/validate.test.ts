@@ -186,7 +186,15 @@ describe("validateSpecTree", () => {
       ["schema_value", "/typeConstraints/T/1"],
       ["schema_value", "/variants/0/passes"],
     ]);
-    expect(diags[1].message).toMatch(/must have at least 1 items/);
+    expect(diags[1].message).toMatch(/must have at least 1 item$/);
+    const long = validateEdited((s) => {
+      s.variants[0].passes[0].shader = "";
+      s.name = "x".repeat(65);
+    }).diags.map((d) => d.message);
+    expect(long).toEqual([
+      expect.stringMatching(/must have at most 64 characters$/),
+      expect.stringMatching(/must have at least 1 character$/),
+    ]);
   });
 
   it("reports forbidden keys once as json_forbidden_key", () => {

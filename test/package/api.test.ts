@@ -88,6 +88,13 @@ describe("kernelc API", () => {
     expect(loadConfig({ cwd: dir, config: "missing.json" }).diagnostics[0]!.code).toBe("file_unreadable");
   });
 
+  it("build() from JavaScript with an emit other than ts or js is a usage diagnostic, not the JavaScript modules", async () => {
+    const r = await build({ cwd: project(), emit: "py" as "js" });
+    expect(r.ok).toBe(false);
+    expect(r.files.size).toBe(0);
+    expect(r.diagnostics.map((d) => [d.code, d.message])).toEqual([["usage", 'emit must be "ts" or "js", got "py"']]);
+  });
+
   it("lint() checks the config's specs folder by default, or the paths given", () => {
     const dir = project();
     expect(lint({ cwd: dir })).toMatchObject({ ok: true, diagnostics: [], kernels: ["Axpby"] });

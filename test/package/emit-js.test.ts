@@ -244,8 +244,17 @@ describe("kernelc build --emit", () => {
     // --check in the other language names the modules that differ.
     const check = await kernelc(["build", "--check", "--emit", "js"], root);
     expect(check.code).toBe(1);
-    expect(check.stderr).toMatch(/error\[out_unexpected\]: out\/core\/dispatcher\.ts is not part of the build/);
+    expect(check.stderr).toMatch(
+      /error\[out_unexpected\]: out\/core\/dispatcher\.ts is not part of the build \(an earlier build wrote it\)/,
+    );
     expect(check.stderr).toMatch(/error\[out_stale\]/);
+    // Each hint says why: out/ was built in the other language, and how to check it as built.
+    expect(check.stderr).not.toMatch(/kernelc did not write it/);
+    expect(
+      check.stderr.match(
+        /hint: out\/ holds the TypeScript modules of `build --emit ts`, and this check builds --emit js: check with `npx kernelc build --check --emit ts`/g,
+      )?.length,
+    ).toBe(check.stderr.match(/^error/gm)?.length);
 
     // A full build in JavaScript replaces the modules kernelc wrote, without a warning, and is then a no-op.
     const js1 = await kernelc(["build", "--emit", "js"], root);

@@ -167,6 +167,20 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(d.message).toContain('unknown field "profile"');
   });
 
+  it('a profile named "shaders" is refused: its folder would be out/shaders/, where the shader files are', () => {
+    const { d, row } = only({ profiles: ["shaders"], defineProfiles: [{ name: "shaders", limits: {} }] });
+    expect(row).toMatchObject({ code: "profile_invalid", pointer: "/defineProfiles/0/name" });
+    expect(d.message).toMatch(/^a profile cannot be named "shaders": out\/shaders\/ holds the bundle's shader files/);
+  });
+
+  it("a config passed with --config under another name is called by its name, not kernelc.config.json", () => {
+    const other = "/project/configs/ci.json";
+    expect(parseConfig('{ "profiles": ["core"], "extra": 1 }', other, ROOT).diagnostics.map((d) => d.message)).toEqual([
+      'unknown field "extra" in ci.json: kernelc does not define it',
+    ]);
+    expect(parseConfig("[1]", other, ROOT).diagnostics[0]!.message).toBe("ci.json must hold a JSON object, but it holds an array");
+  });
+
   it("unknown key in an instance, and in a profile's limits, with hints", () => {
     const inst = only({ instances: { PagedAttention: [{ values: { a: 1 }, nam: "x" }] } });
     expect(inst.row).toMatchObject({ code: "config_invalid", pointer: "/instances/PagedAttention/0/nam", text: '"nam"' });

@@ -753,14 +753,21 @@ class SpecChecker {
       if (!spec.typeConstraints.some((t) => t.name === i.dtype) && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) {
         this.report(
           "unknown_type_param",
-          `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX type`,
+          `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX element type kernelc supports`,
           i.where,
-          didYouMean(
-            i.dtype,
-            spec.typeConstraints.map((t) => t.name),
-          ),
+          didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
+            `declare it under \`typeConstraints\`, or use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
         );
       }
+    }
+    for (const i of spec.inputs) {
+      if (i.storage !== undefined && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.storage))
+        this.report(
+          "bad_type_constraint",
+          `input \`${i.name}\` has storage \`${i.storage}\`, which is not an ONNX element type kernelc supports`,
+          i.where,
+          didYouMean(i.storage, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+        );
     }
     for (const c of spec.attributeConstraints) {
       const a = spec.attributes.find((x) => x.name === c.name);

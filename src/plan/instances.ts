@@ -168,7 +168,14 @@ function valueProblem(key: string, value: Value, k: CheckedKernel): { error: str
         error: `attribute \`${attr}\` may only be ${allowed.map((v) => JSON.stringify(v)).join(", ")}, not ${show}`,
         hint: "pin one of the values its attributeConstraints allow",
       };
-    if (typeof value === "boolean") return { error: `attribute \`${attr}\` is not a boolean`, hint: "pin the number the calls will give" };
+    const isString = k.attrTypes.get(attr)?.k === "string";
+    if (isString && typeof value !== "string")
+      return { error: `attribute \`${attr}\` is a string, not ${show}`, hint: 'pin the string the calls will give, e.g. "wrap"' };
+    if (!isString && typeof value !== "number")
+      return {
+        error: `attribute \`${attr}\` is not ${typeof value === "string" ? "a string" : "a boolean"}`,
+        hint: "pin the number the calls will give",
+      };
   }
   return undefined;
 }

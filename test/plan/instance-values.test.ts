@@ -3,11 +3,15 @@
  * no call can have (a negative or fractional dimension, an axis past the declared rank, a rank
  * other than the declared one, a number for `present.X`, an attribute value its constraint does
  * not allow), instead of rendering a shader with them (where a negative size failed in Tint, at
- * the template line, as `-4u`).
+ * the template line, as `-4u`). Values of string attributes are strings.
  */
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { interpretPlan } from "../../src/plan/interpret.js";
+import type { Call, Plan } from "../../src/model/plan.js";
+import { outcome } from "../support/plan-outcome.js";
+import { importDispatcher } from "../support/project-build.js";
 import { writeProject } from "../support/temp-project.js";
 
 const spec = {
@@ -46,7 +50,7 @@ const template = [
   "",
 ].join("\n");
 
-async function build(values: Record<string, number | boolean>) {
+async function build(values: Record<string, number | boolean | string>) {
   const root = writeProject("instance-values", {
     "kernelc.config.json": JSON.stringify({ profiles: ["core"], instances: { Rows: [{ name: "i", values }] } }),
     "specs/Rows.json": JSON.stringify(spec, null, 2),
@@ -76,5 +80,40 @@ describe("instance values", () => {
     const errors = await build(values as Record<string, number | boolean>);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toContain(`instance_invalid: instance i of Rows: ${message}`);
+  });
+});
+
+describe("an instance of a string attribute", () => {
+  it("a template that reads a string attribute builds one shader per pinned string, and calls pick theirs", async () => {
+    const root = writeProject("instance-string", {
+      "kernelc.config.json": JSON.stringify({
+        profiles: ["core"],
+        instances: {
+          Rows: [
+            { name: "wrap", values: { "dim(shapes.xT, 1)": 8, "attrs.mode": "wrap" } },
+            { name: "clip", values: { "dim(shapes.xT, 1)": 8, "attrs.mode": "clip" } },
+          ],
+        },
+      }),
+      "specs/Rows.json": JSON.stringify(spec, null, 2),
+      "templates/k.wgsl.jinja": template.replace("const WIDTH", "// wrap: {{ wrap }}\nconst WIDTH"),
+    });
+    const result = await compile(loadConfig(root));
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    const planners = (await importDispatcher(result.files.get("core/dispatcher.ts")!)).planners as Record<string, (c: Call) => Plan>;
+    const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === "Rows")!.model;
+    const call = (mode: string): Call => ({ inputs: { xT: { shape: [3, 8], dtype: "float32" } }, attrs: { mode } });
+    const shaderOf = (mode: string): string => planners.Rows!(call(mode)).passes[0]!.shader;
+    expect(shaderOf("wrap")).not.toBe(shaderOf("clip"));
+    expect(result.files.get(`shaders/${shaderOf("wrap")}.wgsl`)).toContain("// wrap: true");
+    expect(result.files.get(`shaders/${shaderOf("clip")}.wgsl`)).toContain("// wrap: false");
+    for (const mode of ["wrap", "clip"])
+      expect(outcome(() => planners.Rows!(call(mode)))).toEqual(outcome(() => interpretPlan(model, call(mode))));
+  });
+
+  it("a number for a string attribute is instance_invalid", async () => {
+    expect(await build({ "dim(shapes.xT, 1)": 8, "attrs.mode": 2 })).toEqual([
+      'instance_invalid: instance i of Rows: `attrs.mode`: attribute `mode` may only be "clip", "wrap", not 2 | pin one of the values its attributeConstraints allow',
+    ]);
   });
 });

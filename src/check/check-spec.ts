@@ -753,26 +753,46 @@ class SpecChecker {
       if (!spec.typeConstraints.some((t) => t.name === i.dtype) && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) {
         this.report(
           "unknown_type_param",
-          `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX type`,
+          `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX element type kernelc supports`,
           i.where,
-          didYouMean(
-            i.dtype,
-            spec.typeConstraints.map((t) => t.name),
-          ),
+          didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
+            `declare it under \`typeConstraints\`, or use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
         );
       }
     }
+    for (const i of spec.inputs) {
+      if (i.storage !== undefined && !Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.storage))
+        this.report(
+          "bad_type_constraint",
+          `input \`${i.name}\` has storage \`${i.storage}\`, which is not an ONNX element type kernelc supports`,
+          i.where,
+          didYouMean(i.storage, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+        );
+    }
     for (const c of spec.attributeConstraints) {
-      if (!spec.attributes.some((a) => a.name === c.name))
+      const a = spec.attributes.find((x) => x.name === c.name);
+      if (!a)
         this.report(
           "unknown_attribute",
           `attribute constraint names \`${c.name}\`, which is not a declared attribute`,
           c.keyWhere,
           didYouMean(
             c.name,
-            spec.attributes.map((a) => a.name),
+            spec.attributes.map((x) => x.name),
           ) ?? "declare it under `attributes`",
         );
+      // A call that leaves the attribute unset gets the default, which is then checked against
+      // `values` like a value the call gives: a default outside them rejects every such call.
+      else if (a.default !== undefined && c.values && !c.values.some((x) => x === a.default)) {
+        const shown = (v: unknown): string => JSON.stringify(v);
+        this.report(
+          "schema_value",
+          `attribute \`${a.name}\` has the default ${shown(a.default)}, which its constraint's \`values\` (${c.values.map(shown).join(", ")}) do not allow, so every call that leaves \`${a.name}\` unset would be rejected`,
+          a.defaultWhere ?? a.where,
+          `make the default one of the allowed values, or add ${shown(a.default)} to \`attributeConstraints.${a.name}.values\``,
+          [{ message: "the allowed values are here", location: whereLocation(this.file, c.valuesWhere ?? c.where) }],
+        );
+      }
     }
     // Top-level bindings, checked once in the top-level environment for their field values.
     const topBindings = new Map(spec.bindings.map((b) => [b.id, b]));

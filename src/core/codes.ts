@@ -57,7 +57,10 @@ export const CODES = {
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
   shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },
   bad_wgsl_type: { severity: "error", summary: "An element type is not a WGSL type kernelc can bind." },
-  bad_type_constraint: { severity: "error", summary: "A type constraint names an unknown ONNX type." },
+  bad_type_constraint: {
+    severity: "error",
+    summary: "A type constraint, an intermediate or an input's `storage` names an ONNX type kernelc does not support.",
+  },
   unused_derive: { severity: "warning", summary: "A derive entry nothing reads." },
   unused_tunable: { severity: "warning", summary: "A tunable nothing reads." },
   // plan / emit

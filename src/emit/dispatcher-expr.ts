@@ -116,6 +116,12 @@ export interface Code {
   readonly code: string;
   readonly value?: Value;
   readonly read?: boolean;
+  /**
+   * The code's TypeScript type is not its spec type: an attribute read (`unknown`, or `V` through
+   * `$attr`), possibly through a conditional or an inlined derive read. A typed slot (a derive's
+   * memo) takes it with a type-only cast.
+   */
+  readonly untyped?: boolean;
   /** For a chain of `and` (or of `or`) over booleans: the operator and its operands' code. */
   readonly chain?: { readonly op: string; readonly items: readonly string[] };
 }
@@ -139,7 +145,10 @@ export class AssignmentGen {
    */
   private readonly fields: { name: string; type: string }[] = [];
   /** (env index, derive name) -> its memo field and method, its constant (or error), or its inlined read. */
-  private readonly fnCache = new Map<string, { memo: string; method: string } | { value: Value } | { error: string } | { read: string }>();
+  private readonly fnCache = new Map<
+    string,
+    { memo: string; method: string } | { value: Value } | { error: string } | { read: string; untyped?: boolean }
+  >();
   private fnCount = 0;
   private condCount = 0;
   private readonly envs: GenEnv[] = [];
@@ -233,18 +242,19 @@ export class AssignmentGen {
         const { body, temps } = this.scoped(() => this.expr(d.expr.texpr, owner, d.expr));
         if (body.read) {
           // A plain read (a field, a dimension of a guaranteed tensor) is cheaper than a memo: inline it.
-          f = { read: body.code };
+          f = { read: body.code, ...(body.untyped ? { untyped: true } : {}) };
         } else {
           const id = this.fnCount++;
           const t = tsType(d.type);
           this.field(`m${id}`, t);
+          const value = body.untyped ? `(${body.code}${ty(` as ${t}`)})` : body.code;
           this.methods.push(
             `  /** ${owner.index === 0 ? "derive" : `derive (env ${owner.index})`} ${commentText(q(name))}: memo m${id} */\n  d${id}()${ty(`: ${t}`)} {\n${temps}${
               // Only code that can fail by itself needs the wrap: a failure of another derive entry it
               // reads already names that entry, and $wrap leaves such a message as it is.
               CAN_FAIL.test(body.code.replace(/"(?:[^"\\]|\\.)*"/g, '""'))
-                ? `    try {\n      return (this.m${id} ??= ${body.code});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
-                : `    return (this.m${id} ??= ${body.code});`
+                ? `    try {\n      return (this.m${id} ??= ${value});\n    } catch (e) {\n      throw $wrap(e, ${q(name)});\n    }`
+                : `    return (this.m${id} ??= ${value});`
             }\n  }`,
           );
           f = { memo: `m${id}`, method: `d${id}` };
@@ -254,7 +264,7 @@ export class AssignmentGen {
     }
     if ("value" in f) return { code: lit(f.value), value: f.value };
     if ("error" in f) return { code: `$err(${q(f.error)})` };
-    if ("read" in f) return { code: f.read, read: true };
+    if ("read" in f) return { code: f.read, read: true, ...(f.untyped ? { untyped: true } : {}) };
     // The method sets the memo only when it is unset. Code that runs for every call checks the
     // memo where it reads it (a derive already computed costs no call); explanations, which run only
     // for a call that fails, call the method (shorter code).
@@ -307,7 +317,9 @@ export class AssignmentGen {
     if (st !== UNKNOWN) return { code: lit(st as Value), value: st as Value };
     if (l.ns === "attrs") {
       const a = this.attr(l.name);
-      return this.valid.definedAttrs.has(l.name) ? { code: a, read: true } : { code: `$attr(${a}, ${q(l.name)})` };
+      return this.valid.definedAttrs.has(l.name)
+        ? { code: a, read: true, untyped: true }
+        : { code: `$attr(${a}, ${q(l.name)})`, untyped: true };
     }
     const t = this.tensor(l.name);
     if (l.ns === "present") return { code: `(${t} !== null)`, read: true };
@@ -360,7 +372,9 @@ export class AssignmentGen {
         const c = this.expr(x.cond, e, src);
         if (c.value === true) return this.expr(x.then, e, src);
         if (c.value === false) return this.expr(x.otherwise, e, src);
-        return { code: `(${c.code} ? ${this.expr(x.then, e, src).code} : ${this.expr(x.otherwise, e, src).code})` };
+        const a = this.expr(x.then, e, src);
+        const b = this.expr(x.otherwise, e, src);
+        return { code: `(${c.code} ? ${a.code} : ${b.code})`, ...(a.untyped || b.untyped ? { untyped: true } : {}) };
       }
       case "call":
         return this.call(x, e, src);

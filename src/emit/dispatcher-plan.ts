@@ -463,7 +463,10 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
       lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
       lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
     } else {
-      lines.push(`${ind}if (!$same(${g.shapeOf(o.name)}, ${h})) ${bad(`${t}${ty("!")}`)};`);
+      // An optional output is read where the call gives it (inside the `!== null` test), never
+      // through the context's shape fields, which are read for every call.
+      const given = slot.required ? g.shapeOf(o.name) : `${t}${ty("!")}.shape`;
+      lines.push(`${ind}if (!$same(${given}, ${h})) ${bad(`${t}${ty("!")}`)};`);
     }
     if (conditional) lines.push(`${ind}shapes[${q(o.name)}] = ${h};`);
     if (!slot.required) lines.push(`    }`);

@@ -178,7 +178,11 @@ class SpecBuilder {
       attributes: mapEntries(o, "attributes", (e): AttributeSpec => {
         const v = asObject(e.value);
         const d = member(v, "default");
-        return { ...named(e), default: d === undefined ? undefined : attributeDefault(d) };
+        return {
+          ...named(e),
+          default: d === undefined ? undefined : attributeDefault(d),
+          defaultWhere: d === undefined ? undefined : whereOf(d),
+        };
       }),
       attributeConstraints: mapEntries(o, "attributeConstraints", (e): AttributeConstraintSpec => {
         const v = asObject(e.value);
@@ -186,6 +190,7 @@ class SpecBuilder {
         return {
           ...named(e),
           values: values === undefined ? undefined : asArray(values).items.map((i) => (i.kind === "string" ? i.value : asNumber(i))),
+          valuesWhere: values === undefined ? undefined : whereOf(values),
           required: optBoolean(v, "required") ?? false,
         };
       }),

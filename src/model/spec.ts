@@ -56,10 +56,14 @@ export interface OutputSpec extends Named {
 
 export interface AttributeSpec extends Named {
   readonly default?: number | string | readonly number[];
+  /** Where the default is written (when there is one). */
+  readonly defaultWhere?: Where;
 }
 
 export interface AttributeConstraintSpec extends Named {
   readonly values?: readonly (number | string)[];
+  /** Where `values` is written (when it is). */
+  readonly valuesWhere?: Where;
   readonly required: boolean;
 }
 

@@ -43,7 +43,7 @@ const INSTANCE_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 export interface InstanceConfig {
   readonly name?: string;
   /** Run-time leaf name (e.g. "attrs.num_heads", "dim(shapes.keyCacheT, 3)") → value; the back end interprets them. */
-  readonly values: Readonly<Record<string, number | boolean>>;
+  readonly values: Readonly<Record<string, number | boolean | string>>;
 }
 
 /** The validated config with every default filled in. */
@@ -136,9 +136,11 @@ const instanceSchema = z.strictObject({
       error: "an instance name must be 1-64 characters of letters, digits, '.', '-' and '_', starting with a letter or digit",
     })
     .optional(),
-  values: z.record(z.string(), z.union([z.number(), z.boolean()], { error: "an instance value must be a number or a boolean" }), {
-    error: "values must be an object mapping run-time leaf names to numbers or booleans",
-  }),
+  values: z.record(
+    z.string(),
+    z.union([z.number(), z.boolean(), z.string().max(1024)], { error: "an instance value must be a number, a boolean or a string" }),
+    { error: "values must be an object mapping run-time leaf names to numbers, booleans or strings" },
+  ),
 });
 
 const tunableValueSchema = z
@@ -325,7 +327,7 @@ function exampleHint(segments: readonly PropertyKey[]): string {
         : 'write {"<profile or *>": {"<kernel>": {"<TUNABLE>": value}}}, e.g. {"*": {"PagedAttention": {"WORKGROUP_SIZE": 64}}}';
     case "instances":
       return segments.length > 3
-        ? 'write e.g. {"name": "llama-3-8b", "values": {"attrs.num_heads": 32}}; values are numbers or true/false'
+        ? 'write e.g. {"name": "llama-3-8b", "values": {"attrs.num_heads": 32}}; values are numbers, true/false or strings (for string attributes)'
         : 'write {"<kernel>": [{"name": "...", "values": {"<leaf>": number}}]}';
     case "defineProfiles":
       if (c === "limits") return "write a whole number, e.g. 32768";

@@ -109,9 +109,73 @@ export function parseInstances(
         );
         continue;
       }
+      const bad = valueProblem(r.key, value, k);
+      if (bad) {
+        diagnostics.push(
+          makeDiagnostic("instance_invalid", `instance ${name} of ${k.spec.name}: \`${text}\`: ${bad.error}`, loc, { hint: bad.hint }),
+        );
+        continue;
+      }
       values.set(r.key, value);
     }
     out.push({ name, values });
   });
   return out;
+}
+
+/**
+ * Why a pinned value cannot be the value of its leaf in any call (a dimension that is negative or
+ * fractional, an axis past the tensor's declared rank, a number for a boolean leaf, an attribute
+ * value its constraint does not allow), or undefined. Such a value would be rendered into a shader
+ * no call can use, or fail there with a message about the template instead of the config.
+ */
+function valueProblem(key: string, value: Value, k: CheckedKernel): { error: string; hint: string } | undefined {
+  const show = JSON.stringify(value);
+  const rankOf = (t: string): number | undefined =>
+    (k.spec.inputs.find((i) => i.name === t) ?? k.spec.outputs.find((o) => o.name === t))?.rank;
+  const dim = /^dim\(shapes\.([A-Za-z_][A-Za-z0-9_]*), (-?\d+)\)$/.exec(key);
+  if (dim) {
+    const [, t, axisText] = dim;
+    const axis = Number(axisText);
+    const rank = rankOf(t!);
+    if (rank !== undefined && (axis < -rank || axis >= rank))
+      return {
+        error: `\`${t}\` has rank ${rank}, so it has no axis ${axis}`,
+        hint: rank === 0 ? `\`${t}\` is a scalar: it has no dimensions` : `use an axis from 0 to ${rank - 1} (or -${rank} to -1)`,
+      };
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0)
+      return { error: `a dimension is a non-negative integer, not ${show}`, hint: "pin the size the calls will have, e.g. 128" };
+    return undefined;
+  }
+  const ns = key.slice(0, key.indexOf("."));
+  if (ns === "ranks") {
+    const rank = rankOf(key.slice(6));
+    if (typeof value !== "number" || !Number.isSafeInteger(value) || value < 0 || value > 64)
+      return { error: `a rank is an integer from 0 to 64, not ${show}`, hint: "pin the rank the calls will have" };
+    if (rank !== undefined && value !== rank)
+      return { error: `the spec declares rank ${rank}, so no call has rank ${show}`, hint: `pin ${rank}, or leave the rank out` };
+    return undefined;
+  }
+  if (ns === "present" || key.startsWith("has(")) {
+    if (typeof value !== "boolean") return { error: `this leaf is true or false, not ${show}`, hint: "pin true or false" };
+    return undefined;
+  }
+  if (ns === "attrs") {
+    const attr = key.slice(6);
+    const allowed = k.spec.attributeConstraints.find((c) => c.name === attr)?.values;
+    if (allowed && !allowed.some((v) => v === value))
+      return {
+        error: `attribute \`${attr}\` may only be ${allowed.map((v) => JSON.stringify(v)).join(", ")}, not ${show}`,
+        hint: "pin one of the values its attributeConstraints allow",
+      };
+    const isString = k.attrTypes.get(attr)?.k === "string";
+    if (isString && typeof value !== "string")
+      return { error: `attribute \`${attr}\` is a string, not ${show}`, hint: 'pin the string the calls will give, e.g. "wrap"' };
+    if (!isString && typeof value !== "number")
+      return {
+        error: `attribute \`${attr}\` is not ${typeof value === "string" ? "a string" : "a boolean"}`,
+        hint: "pin the number the calls will give",
+      };
+  }
+  return undefined;
 }

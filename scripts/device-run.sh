@@ -10,6 +10,8 @@
 #   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
 #   ahead  - the paged bench on the four large decode shapes: the configured tunables against
 #            ROW_LOAD_AHEAD = 1, alone and with 4096 target workgroups; $OUT/bench-ahead.json
+#   plan   - bench/plan-time.mjs (the generated dispatcher's plan time, section 3 of `npm run bench`)
+#            on the device machine's CPU; $OUT/plan.log
 #   vearly - the paged bench on the six decode shapes: the shipped templates against a copy with
 #            bench/experiments/v-early.patch (V rows loaded a tile ahead; not yet measured), with the
 #            configured tunables and with ROW_LOAD_AHEAD = 1; $OUT/bench-vearly.json
@@ -47,6 +49,7 @@ for what in "${steps[@]}"; do
              git apply --directory=.exp-v-early bench/experiments/v-early.patch || exit 1
            BENCH_TEMPLATES=templates,.exp-v-early BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1}]' \
            node bench/gpu/attention.mjs paged --out "$OUT/bench-vearly.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vearly.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead, vearly)"; exit 2 ;;
+    plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
+    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead, vearly, plan)"; exit 2 ;;
   esac
 done

@@ -13,7 +13,7 @@
 #   plan   - bench/plan-time.mjs (the generated dispatcher's plan time, section 3 of `npm run bench`)
 #            on the device machine's CPU; $OUT/plan.log
 #   vearly - the paged bench on the six decode shapes: the shipped templates against a copy with
-#            bench/experiments/v-early.patch (V rows loaded a tile ahead; not yet measured), with the
+#            bench/experiments/v-early.patch (V rows loaded a tile ahead; slower on all six, 2026-12-05), with the
 #            configured tunables and with ROW_LOAD_AHEAD = 1; $OUT/bench-vearly.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail

@@ -48,7 +48,10 @@ const cuts = [
     "split-K plans: the first pass only",
     edit(/return \$plan\([^,]+, "[a-z_]+", \[(K0A0_y\d\([^)]*\)), K0A0_y\d\([^)]*\), K0A0_y\d\([^)]*\)\], [^;]*;/g, "return $1;"),
   ],
-  ["uniforms: one shared Uint8Array", edit(/new Uint8Array\(16\)/g, "$U8X", "\nconst $U8X = new Uint8Array(16);\n")],
+  [
+    "uniforms: one shared array of words, no field checks",
+    edit(/= \[\$(?:u32|i32|f32)\([^;]*\];/g, "= $U32X;", "\nconst $U32X = [0, 0, 0, 0];\n"),
+  ],
   [
     "tensor resources: one shared constant",
     edit(

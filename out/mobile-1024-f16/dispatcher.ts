@@ -272,11 +272,11 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
-/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
+/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly bytes: Uint8Array };
+  | { readonly kind: "uniform"; readonly words: readonly number[] };
 
 /** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
 export interface BindingPlan {
@@ -649,23 +649,16 @@ function $noShown(head: string, names: readonly string[], shown: readonly string
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
-/** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
-function $word(bytes: Uint8Array, o: number, w: number): void {
-  bytes[o] = w & 255;
-  bytes[o + 1] = (w >>> 8) & 255;
-  bytes[o + 2] = (w >>> 16) & 255;
-  bytes[o + 3] = (w >>> 24) & 255;
-}
-/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
-function $u32(bytes: Uint8Array, o: number, v: unknown, prefix: string, field: string): void {
+/** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
+function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
   if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
-  $word(bytes, o, n);
+  return n;
 }
-/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
-function $f32(bytes: Uint8Array, o: number, v: unknown): void {
+/** A uniform f32 field's word: the nearest f32's bits. */
+function $f32(v: unknown): number {
   F32[0] = v as number;
-  $word(bytes, o, F32_BITS[0]!);
+  return F32_BITS[0]!;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
@@ -689,9 +682,9 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
   return { id, name, shader, entryPoint: $q26, bindings, resources, workgroups: [x, y, z] };
 }
-/** A uniform buffer's bytes as a binding resource. */
-function $ur(bytes: Uint8Array): BindingResource {
-  return { kind: $q25, bytes };
+/** A uniform buffer's words as a binding resource. */
+function $ur(words: number[]): BindingResource {
+  return { kind: $q25, words };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1237,9 +1230,7 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q128);
-    $u32(b7, 4, r1, pp, $q129);
+    const b7 = [$u32(r0, pp, $q128), $u32(r1, pp, $q129), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
@@ -1267,9 +1258,7 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
-    const b8 = new Uint8Array(16);
-    $u32(b8, 0, r0, pp, $q128);
-    $f32(b8, 4, r1);
+    const b8 = [$u32(r0, pp, $q128), $f32(r1), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1338,8 +1327,7 @@ function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
     const q4 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = new Uint8Array(16);
-    $u32(b5, 0, r0, pp, $q129);
+    const b5 = [$u32(r0, pp, $q129), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -1417,9 +1405,7 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = new Uint8Array(16);
-    $u32(b6, 0, r0, pp, $q128);
-    $u32(b6, 4, r1, pp, $q129);
+    const b6 = [$u32(r0, pp, $q128), $u32(r1, pp, $q129), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
@@ -1466,8 +1452,7 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q3 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = new Uint8Array(16);
-    $u32(b4, 0, r0, pp, $q129);
+    const b4 = [$u32(r0, pp, $q129), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -1598,9 +1583,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
-    const b7 = new Uint8Array(16);
-    $u32(b7, 0, r0, pp, $q128);
-    $f32(b7, 4, r1);
+    const b7 = [$u32(r0, pp, $q128), $f32(r1), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     return $pass($q26, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
@@ -2480,9 +2463,7 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q5 = o.q9 ?? K1A0_z9(o);
     if (o.t10 === null) $omitted(pp, $q181, $q198);
     const q6 = o.q10 ?? K1A0_z10(o);
-    const b7 = new Uint8Array(16);
-    $u32(b7, 0, o.s0[1], pp, $q225);
-    $u32(b7, 4, o.s0[0], pp, $q128);
+    const b7 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2504,9 +2485,7 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q2 = o.q10 ?? K1A0_z10(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q225);
-    $u32(b6, 4, o.s0[0], pp, $q128);
+    const b6 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2535,14 +2514,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     const q5 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q128);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
-    $f32(b8, 24, o.a4);
+    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2623,9 +2595,7 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = o.q4 ?? K1A0_z4(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b5 = new Uint8Array(16);
-    $u32(b5, 0, o.s0[1], pp, $q225);
-    $u32(b5, 4, o.s0[0], pp, $q128);
+    const b5 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2649,14 +2619,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q128);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
-    $f32(b8, 24, o.a4);
+    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2737,9 +2700,7 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q6 = o.q9 ?? K1A0_z9(o);
     if (o.t10 === null) $omitted(pp, $q181, $q198);
     const q7 = o.q10 ?? K1A0_z10(o);
-    const b8 = new Uint8Array(16);
-    $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q128);
+    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2794,9 +2755,7 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q3 = o.q4 ?? K1A0_z4(o);
     const q4 = o.q7 ?? K1A0_z7(o);
     const q5 = o.q8 ?? K1A0_z8(o);
-    const b6 = new Uint8Array(16);
-    $u32(b6, 0, o.s0[1], pp, $q225);
-    $u32(b6, 4, o.s0[0], pp, $q128);
+    const b6 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2843,14 +2802,7 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q128);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
-    $f32(b8, 24, o.a4);
+    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
@@ -2898,14 +2850,7 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const q7 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = new Uint8Array(32);
-    $u32(b8, 0, o.s0[1], pp, $q225);
-    $u32(b8, 4, o.s0[0], pp, $q128);
-    $u32(b8, 8, o.s5[0], pp, $q230);
-    $u32(b8, 12, r0, pp, $q231);
-    $u32(b8, 16, o.s6[1], pp, $q232);
-    $u32(b8, 20, o.s3[2], pp, $q233);
-    $f32(b8, 24, o.a4);
+    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");

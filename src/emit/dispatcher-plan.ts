@@ -2,7 +2,7 @@
  * A kernel's plan methods as generated TypeScript, per dtype assignment: `plan()` checks the
  * outputs against their computed shapes, the kernel's conditions, then each variant's in selection
  * order, and runs the first fitting variant's plan method: shader ids, scratch sizes, bindings
- * (uniform bytes written field by field, sizes checked against the profile's binding limits),
+ * (uniform words built field by field, sizes checked against the profile's binding limits),
  * workgroup counts — in interpret.ts's order, so the first error is the same.
  */
 import { deriveEnv } from "../check/check-spec.js";
@@ -287,7 +287,7 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
 /**
  * The method building one pass of a variant (`y<N>(pp, s, c0, …)`): its bindings in order (a
  * tensor's resource made by the class's memoized `z` method, after the check that the call gives
- * the tensor; a uniform's fields evaluated, range-checked and written), then its workgroup counts,
+ * the tensor; a uniform's fields evaluated, then range-checked into its words), then its workgroup counts,
  * in interpret.ts's order. `pp` is the pass's message prefix, `s` its shader id, `c0, …` the
  * scratch resources it binds (in `scratchRefs`' order). The method's one try/catch names the
  * stage that failed (`$evalIn`). Its text does not depend on the variant beyond the code of its
@@ -355,21 +355,19 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
     const layout: string[] = [];
     const bindings = pm.bindings.map((b, bi) => {
       if (b.kind === "uniform") {
-        // All fields are evaluated, then each is range-checked and written (4 bytes, little-endian).
+        // All fields are evaluated, then each is range-checked as the array of the buffer's u32
+        // words is built (one literal, zeros to its 16-byte multiple).
         const fields = b.fields ?? [];
         const vals = fields.map((f) => guarded(g.expr(f.value.texpr, penv, f.value), `uniform field \`${b.name}.${f.name}\``));
         const u = `b${bi}`;
         const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
         if (ubytes > maxUniform)
           body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", pp, ${q(`uniform \`${b.name}\``)});`);
-        body.push(`    const ${u} = new Uint8Array(${ubytes});`);
-        fields.forEach((f, fi) => {
-          body.push(
-            f.type === "f32"
-              ? `    $f32(${u}, ${fi * 4}, ${vals[fi]});`
-              : `    $${f.type}(${u}, ${fi * 4}, ${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)});`,
-          );
-        });
+        const words = fields.map((f, fi) =>
+          f.type === "f32" ? `$f32(${vals[fi]})` : `$${f.type}(${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)})`,
+        );
+        while (words.length < ubytes / 4) words.push("0");
+        body.push(`    const ${u} = [${words.join(", ")}];`);
         layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
         return `$ur(${u})`;
       }

@@ -27,11 +27,11 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }»«
 
-/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's bytes. */
+/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
 export type BindingResource =
   | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
   | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly bytes: Uint8Array };»«
+  | { readonly kind: "uniform"; readonly words: readonly number[] };»«
 
 /** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
 export interface BindingPlan {
@@ -458,29 +458,22 @@ function $noShown(head«: string», names«: readonly string[]», shown«: reado
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
-/** Writes a 32-bit word little-endian (uniform buffers are little-endian on every WebGPU platform). */
-function $word(bytes«: Uint8Array», o«: number», w«: number»)«: void» {
-  bytes[o] = w & 255;
-  bytes[o + 1] = (w >>> 8) & 255;
-  bytes[o + 2] = (w >>> 16) & 255;
-  bytes[o + 3] = (w >>> 24) & 255;
-}
-/** Writes a u32 uniform field at byte o, or fails when the value is outside 0..2^32-1. */
-function $u32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
+/** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
+function $u32(v«: unknown», prefix«: string», field«: string»)«: number» {
   const n = v« as number»;
   if (!$isInt(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
-  $word(bytes, o, n);
+  return n;
 }
-/** Writes an i32 uniform field at byte o, or fails when the value is outside -2^31..2^31-1. */
-function $i32(bytes«: Uint8Array», o«: number», v«: unknown», prefix«: string», field«: string»)«: void» {
+/** An i32 uniform field's word (its two's complement as a u32), or fails when the value is outside -2^31..2^31-1. */
+function $i32(v«: unknown», prefix«: string», field«: string»)«: number» {
   const n = v« as number»;
   if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
-  $word(bytes, o, n);
+  return n >>> 0;
 }
-/** Writes a uniform f32 field at byte o: the nearest f32's bits. */
-function $f32(bytes«: Uint8Array», o«: number», v«: unknown»)«: void» {
+/** A uniform f32 field's word: the nearest f32's bits. */
+function $f32(v«: unknown»)«: number» {
   F32[0] = v« as number»;
-  $word(bytes, o, F32_BITS[0]«!»);
+  return F32_BITS[0]«!»;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {
@@ -504,9 +497,9 @@ function $bl(layout«: readonly (string | number)[]»)«: readonly BindingPlan[]
 function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», resources«: BindingResource[]», x«: number», y«: number», z«: number»)«: PassPlan» {
   return { id, name, shader, entryPoint: "main", bindings, resources, workgroups: [x, y, z] };
 }
-/** A uniform buffer's bytes as a binding resource. */
-function $ur(bytes«: Uint8Array»)«: BindingResource» {
-  return { kind: "uniform", bytes };
+/** A uniform buffer's words as a binding resource. */
+function $ur(words«: number[]»)«: BindingResource» {
+  return { kind: "uniform", words };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel«: string», variant«: string», passes«: readonly PassPlan[]», scratch«: readonly { readonly id: string; readonly size: number }[]», outputShapes«: Readonly<Record<string, readonly number[]>>»)«: Plan» {

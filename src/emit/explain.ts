@@ -89,7 +89,7 @@ export function explainCallReport(model: KernelModel, callJson: unknown, format:
       picked,
       rejected,
       error,
-      plan: plan ? JSON.parse(JSON.stringify(plan, (_, v) => (v instanceof Uint8Array ? [...v] : v))) : undefined,
+      plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined,
     };
   const lines = [`call of ${model.kernel.spec.name} on profile ${model.profile}:`];
   for (const r of rejected) lines.push(`  rejected ${r.variant}: ${r.reason}`);

@@ -20,10 +20,15 @@ export interface ScratchResource {
   readonly size: number;
 }
 
-/** A uniform buffer's contents, laid out by WGSL's uniform rules; the runtime uploads it. */
+/**
+ * A uniform buffer's contents, laid out by WGSL's uniform rules, as u32 words: word i holds bytes
+ * 4i..4i+3, little-endian (an i32 as its two's complement, an f32 as its bits). The runtime
+ * uploads words.length * 4 bytes. Why numbers and not a Uint8Array: a plan function builds one
+ * array literal per uniform, cheaper than allocating a typed array and writing it byte by byte.
+ */
 export interface UniformResource {
   readonly kind: "uniform";
-  readonly bytes: Uint8Array;
+  readonly words: readonly number[];
 }
 
 export type BindingResource = TensorResource | ScratchResource | UniformResource;

@@ -151,35 +151,34 @@ function roundUp4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
 
-/** Encodes a uniform struct's field values (4 bytes each, little-endian) into a 16-byte-rounded buffer. */
-export function uniformBytes(
+/** A uniform struct's field values as u32 words (one per field: an i32 as its two's complement, an f32 as its bits), zero-padded to a multiple of 16 bytes. */
+export function uniformWords(
   fields: readonly { name: string; type: "u32" | "i32" | "f32"; value: Value }[],
   structName: string,
   prefix: string,
-): Uint8Array {
+): number[] {
   const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
-  const bytes = new Uint8Array(size);
-  const view = new DataView(bytes.buffer);
+  const words = new Array<number>(size / 4).fill(0);
   fields.forEach((f, i) => {
     const v = f.value as number;
-    if (f.type === "f32") view.setFloat32(i * 4, v, true);
+    if (f.type === "f32") words[i] = new Uint32Array(new Float32Array([v]).buffer)[0]!;
     else if (f.type === "u32") {
       if (!Number.isInteger(v) || v < 0 || v > 4294967295)
         throw new KernelCallError(
           "eval",
           `${prefix}: uniform field \`${structName}.${f.name}\` (u32) is ${showValue(v)}, outside 0..4294967295`,
         );
-      view.setUint32(i * 4, v, true);
+      words[i] = v;
     } else {
       if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647)
         throw new KernelCallError(
           "eval",
           `${prefix}: uniform field \`${structName}.${f.name}\` (i32) is ${showValue(v)}, outside -2147483648..2147483647`,
         );
-      view.setInt32(i * 4, v, true);
+      words[i] = v >>> 0;
     }
   });
-  return bytes;
+  return words;
 }
 
 /** The outcome of choosing a variant for a call: the chosen one, and why each earlier one was rejected. */
@@ -399,7 +398,7 @@ function resourceFor(
     }));
     const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
     fits(size, maxUniform, "maxUniformBufferBindingSize", prefix, `uniform \`${b.name}\``);
-    return { kind: "uniform", bytes: uniformBytes(fields, b.name, prefix) };
+    return { kind: "uniform", words: uniformWords(fields, b.name, prefix) };
   }
   if (b.kind === "scratch") return { kind: "scratch", scratch: b.ref!, offset: 0, size: scratch.get(b.ref!) ?? 0 };
   const t = leaves.tensor(b.ref!);

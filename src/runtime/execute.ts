@@ -221,21 +221,23 @@ function uploadUniforms(
 ): { uniformBuffer: GPUBuffer | undefined; slots: (UniformSlot | undefined)[][] } {
   const align = device.limits.minUniformBufferOffsetAlignment;
   // slots[p][i]: where the uniform resource of running pass p's binding i goes.
-  const uploads: { readonly bytes: Uint8Array; readonly offset: number }[] = [];
+  const uploads: { readonly words: readonly number[]; readonly offset: number }[] = [];
   let total = 0;
   const slots = running.map((pass) =>
     pass.resources.map((r): UniformSlot | undefined => {
       if (r.kind !== "uniform") return undefined;
       const offset = alignUp(total, align);
-      const size = alignUp(Math.max(r.bytes.byteLength, 1), 16);
-      uploads.push({ bytes: r.bytes, offset });
+      const size = alignUp(Math.max(r.words.length * 4, 1), 16);
+      uploads.push({ words: r.words, offset });
       total = offset + size;
       return { offset, size };
     }),
   );
   if (uploads.length === 0) return { uniformBuffer: undefined, slots };
-  const data = new Uint8Array(total);
-  for (const u of uploads) data.set(u.bytes, u.offset);
+  // Offsets are multiples of 16, so each uniform's words start at a whole u32 of the upload (a
+  // u32 array is little-endian here, as on every platform WebGPU runs on).
+  const data = new Uint32Array(total / 4);
+  for (const u of uploads) data.set(u.words, u.offset / 4);
   const uniformBuffer = pool.acquire(total, UNIFORM_USAGE);
   acquired.push(uniformBuffer);
   device.queue.writeBuffer(uniformBuffer, 0, data);

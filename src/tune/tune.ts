@@ -22,7 +22,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import type { Call, Plan } from "../model/plan.js";
+import type { BindingResource, Call, Plan, UniformResource } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
@@ -176,7 +176,12 @@ const TIMING_METHOD = "one-pass-4";
 
 /** What a measurement depends on: the timing method, the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
-  const planText = JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Buffer.from(v).toString("hex") : v));
+  // A uniform as its bytes in hex, as when uniforms were Uint8Arrays: the keys of earlier measurements still match.
+  const planText = JSON.stringify(plan, (_k, v: unknown) =>
+    (v as BindingResource | null)?.kind === "uniform"
+      ? { kind: "uniform", bytes: Buffer.from(new Uint32Array((v as UniformResource).words).buffer).toString("hex") }
+      : v,
+  );
   const shaderText = plan.passes.map((p) => shaders.get(p.shader) ?? "").join("\0");
   return sha256Hex([TIMING_METHOD, adapter, planText, shaderText, JSON.stringify(call)].join("\0"));
 }

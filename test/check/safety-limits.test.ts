@@ -190,8 +190,8 @@ describe("names that are Object.prototype members are plain names", () => {
       });
       expect(plan.variant).toBe("vec4");
       const pass = plan.passes[0];
-      const params = pass.resources[pass.bindings.findIndex((b) => b.name === "params")] as { bytes: Uint8Array };
-      expect(new Float32Array(params.bytes.buffer.slice(params.bytes.byteOffset + 4, params.bytes.byteOffset + 8))[0]).toBe(2);
+      const params = pass.resources[pass.bindings.findIndex((b) => b.name === "params")] as { words: readonly number[] };
+      expect(new Float32Array(new Uint32Array([params.words[1]!]).buffer)[0]).toBe(2);
     },
   );
 

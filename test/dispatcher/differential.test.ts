@@ -1,7 +1,7 @@
 /**
  * Differential test: for thousands of calls, valid and invalid, the generated dispatcher and the
  * interpreter must agree exactly: the same plan (variant, shaders, bindings with byte ranges,
- * uniform bytes, workgroup counts, scratch sizes, output shapes) or the same error kind and
+ * uniform words, workgroup counts, scratch sizes, output shapes) or the same error kind and
  * message. Calls come from fixed seeds, from one random round (its seed printed, replay with
  * KERNELC_SEED), and from fixed calls at the edges of the kernels' conditions. The test fails if
  * any variant built for a profile was planned fewer than MIN_PLANS times, so a generator that

@@ -51,10 +51,10 @@ function writeTree(files: Iterable<[string, string]>): string {
   return dir;
 }
 
-/** What planning a call gave, as JSON can hold it: the plan (uniform bytes as arrays), or the error's class, kind and message. */
+/** What planning a call gave, as JSON can hold it: the plan, or the error's class, kind and message. */
 const OUTCOME = `(planner, call) => {
   try {
-    return { plan: JSON.parse(JSON.stringify(planner(call), (k, v) => (v instanceof Uint8Array ? [...v] : v))) };
+    return { plan: JSON.parse(JSON.stringify(planner(call))) };
   } catch (e) {
     return { error: [e?.constructor?.name, e?.kind, String(e?.message)] };
   }

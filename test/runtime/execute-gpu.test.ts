@@ -132,9 +132,10 @@ const bound = (list: readonly Bound[]): Pick<PassPlan, "bindings" | "resources">
   resources: list.map((b) => b.resource),
 });
 
-const uniform = (binding: number, name: string, bytes: ArrayBufferView): Bound => ({
+/** A uniform binding whose contents are the bytes of `data` (a whole number of 4-byte words), as u32 words. */
+const uniform = (binding: number, name: string, data: ArrayBufferView): Bound => ({
   binding: { binding, name, type: "uniform" },
-  resource: { kind: "uniform", bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) },
+  resource: { kind: "uniform", words: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4)) },
 });
 
 const tensor = (

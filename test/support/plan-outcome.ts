@@ -1,8 +1,8 @@
-/** What a planner did with a call, as comparable JSON: the plan (uniform bytes as arrays) or the error's kind and message. */
+/** What a planner did with a call, as comparable JSON: the plan (uniforms as their u32 words) or the error's kind and message. */
 export type Outcome = { plan: unknown } | { error: { kind: string; message: string } };
 
 function normalize(plan: unknown): unknown {
-  return JSON.parse(JSON.stringify(plan, (_k, v: unknown) => (v instanceof Uint8Array ? Array.from(v) : v)));
+  return JSON.parse(JSON.stringify(plan));
 }
 
 /** Runs a planner; a KernelCallError becomes an outcome, any other error is rethrown (a bug). */

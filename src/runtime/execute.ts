@@ -194,7 +194,15 @@ function checkByteRanges(plan: Plan): void {
           pass.id,
           `binding ${b.binding} (${b.name}) has no resource (resources[${i}] is ${String(r)})`,
         );
-      if (r.kind === "uniform") return;
+      if (r.kind === "uniform") {
+        if (!Array.isArray(r.words))
+          throw new PlanExecutionError(
+            plan.kernel,
+            pass.id,
+            `binding ${b.binding} (${b.name}): a uniform resource needs \`words\`, an array of u32 words (a plan from an older kernelc has \`bytes\`: rebuild out/ with this one)`,
+          );
+        return;
+      }
       const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
       for (const [field, n] of [
         ["offset", r.offset],

@@ -373,6 +373,26 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     expect(cache.scratchPool.inUseCount).toBe(0);
   });
 
+  it("refuses a uniform resource without words (a plan from an older kernelc had bytes)", async () => {
+    const cache = new PipelineCache(gpu, loader([]));
+    const n = 64;
+    const { x, y } = setUp(gpu, new Float32Array(n), 4 * n);
+    const plan = axpbPlan(n, 1, 0);
+    const pass = plan.passes[1]!;
+    const resources = pass.resources.map((r) =>
+      r.kind === "uniform" ? ({ kind: "uniform", bytes: new Uint8Array(8) } as unknown as typeof r) : r,
+    );
+    const old: Plan = { ...plan, passes: [plan.passes[0]!, { ...pass, resources }] };
+    await expect(executePlan(gpu, cache, old, { x, y })).rejects.toThrow(
+      new PlanExecutionError(
+        "axpb",
+        "axpb",
+        "binding 2 (params): a uniform resource needs `words`, an array of u32 words (a plan from an older kernelc has `bytes`: rebuild out/ with this one)",
+      ),
+    );
+    expect(cache.scratchPool.inUseCount).toBe(0);
+  });
+
   it("runs an f16 kernel (shader-f16) with an odd element count", async () => {
     const cache = new PipelineCache(gpu, loader([]));
     const n = 999;

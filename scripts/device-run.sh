@@ -15,6 +15,9 @@
 #   vearly - the paged bench on the six decode shapes: the shipped templates against a copy with
 #            bench/experiments/v-early.patch (V rows loaded a tile ahead; slower on all six, 2026-12-05), with the
 #            configured tunables and with ROW_LOAD_AHEAD = 1; $OUT/bench-vearly.json
+#   packedcmp - the paged bench on the six decode shapes with the tuned desktop-32k split settings pinned
+#            (3072/64/64 and 1024/128/64), native f16 (desktop-32k) and f16 packed in u32 (desktop-48k on a
+#            device without shader-f16), alternating twice; $OUT/bench-{native,packed}-{1,2}.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -49,7 +52,13 @@ for what in "${steps[@]}"; do
              git apply --directory=.exp-v-early bench/experiments/v-early.patch || exit 1
            BENCH_TEMPLATES=templates,.exp-v-early BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1}]' \
            node bench/gpu/attention.mjs paged --out "$OUT/bench-vearly.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vearly.log" ;;
+    packedcmp)
+           P='[{"SPLIT_TARGET_WORKGROUPS":3072,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":64}]'
+           for i in 1 2; do
+             BENCH_PINS=$P node bench/gpu/attention.mjs paged --out "$OUT/bench-native-$i.json" 2>&1 | grep -v Warning | tail -n 12
+             BENCH_PINS=$P BENCH_PROFILE=desktop-48k node bench/gpu/attention.mjs paged --out "$OUT/bench-packed-$i.json" 2>&1 | grep -v Warning | tail -n 12
+           done ;;
     plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, torch, tune, features, ahead, vearly, plan)"; exit 2 ;;
+    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, plan)"; exit 2 ;;
   esac
 done

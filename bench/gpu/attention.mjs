@@ -603,7 +603,9 @@ rows.push({ kernel: "copy", ms: copy.ms, TBps: copy.tbps });
 // The same copy at the size of the small decode shapes' K and V (1 x 32768 and 8 x 4096 read 128
 // MiB): what one dispatch of that much traffic reaches, launch and ramp-up included.
 const copySmall = await copyBandwidth(64 << 20);
-log(`copy of 128 MiB moved (64 MiB read + 64 MiB written): ${copySmall.tbps.toFixed(2)} TB/s (${copySmall.ms.toFixed(4)} ms) = ${((100 * copySmall.tbps) / copy.tbps).toFixed(0)}% of the 1 GiB copy`);
+log(
+  `copy of 128 MiB moved (64 MiB read + 64 MiB written): ${copySmall.tbps.toFixed(2)} TB/s (${copySmall.ms.toFixed(4)} ms) = ${((100 * copySmall.tbps) / copy.tbps).toFixed(0)}% of the 1 GiB copy`,
+);
 rows.push({ kernel: "copy", bytes: 2 * (64 << 20), ms: copySmall.ms, TBps: copySmall.tbps });
 const which = process.argv.slice(2).filter((a) => !a.startsWith("--") && a !== outFile);
 if (which.length === 0 || which.includes("paged")) await pagedBench(copy);

@@ -470,10 +470,16 @@ function $i32(v«: unknown», prefix«: string», field«: string»)«: number»
   if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
   return n >>> 0;
 }
-/** A uniform f32 field's word: the nearest f32's bits. */
-function $f32(v«: unknown»)«: number» {
+/**
+ * A uniform f32 field's word: the nearest f32's bits (a value too small for f32 becomes a subnormal
+ * or zero), or fails when that is not finite: the value is beyond f32's range (it rounds to
+ * ±Infinity), or not finite. One mask and comparison on the bits already made.
+ */
+function $f32(v«: unknown», prefix«: string», field«: string»)«: number» {
   F32[0] = v« as number»;
-  return F32_BITS[0]«!»;
+  const w = F32_BITS[0]«!»;
+  if ((w & 0x7f800000) === 0x7f800000) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {

@@ -27,6 +27,9 @@ const i32 = (shape: number[]): TensorDesc => ({ shape, dtype: "int32" });
  */
 const F32_EDGES = [1e39, -1e39, 3.4028235677973366e38, 3.4028235677973362e38, -3.4028235677973362e38, 1e-45, 1e-50, -1e-50];
 
+/** Values given for a 0/1 flag attribute: the flags themselves, and a bool, a string and 2 (each an invalid_call). */
+const FLAG_EDGES: readonly unknown[] = [0, 1, true, false, "true", 2];
+
 /** The knobs of a PagedAttention call; `pagedFrom` turns them into a call. */
 interface PagedShape {
   nh: number;
@@ -265,6 +268,7 @@ export function pagedEdges(): Call[] {
   out.push(pagedFrom({ ...base, packed: true, omitOutput: true }));
   for (const packed of [false, true])
     for (const scale of F32_EDGES) out.push(variantOf(pagedFrom({ ...base, packed }), (c) => (c.attrs.scale = scale)));
+  for (const flag of FLAG_EDGES) out.push(variantOf(pagedFrom(base), (c) => ((c.attrs as Record<string, unknown>).is_causal = flag)));
   return out;
 }
 
@@ -326,5 +330,8 @@ export function sparseEdges(): Call[] {
   }
   for (const packed of [false, true])
     for (const scale of F32_EDGES) out.push(variantOf(sparseFrom({ ...base, packed }), (c) => (c.attrs.scale = scale)));
+  for (const flag of FLAG_EDGES) {
+    out.push(variantOf(sparseFrom({ ...base, rotary: true }), (c) => ((c.attrs as Record<string, unknown>).rotary_interleaved = flag)));
+  }
   return out;
 }

@@ -2,8 +2,9 @@
  * Uniform field values, generated dispatcher against the interpreter: an f32 field whose value
  * rounds to ±Infinity in f32 (an attribute of 1e39, a product past f32's range or past a double's)
  * or is NaN is an eval error naming the field and the value, never Infinity in the words, while a
- * value too small for f32 becomes a subnormal or zero. Each call's outcome is the same from both
- * planners.
+ * value too small for f32 becomes a subnormal or zero; a 0/1 flag attribute takes only 0 and 1 (its
+ * call type says `0 | 1`) and a bool reaches a uniform only as a u32 0 or 1 (a bool-valued field is
+ * a type_mismatch with a hint). Each call's outcome is the same from both planners.
  */
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
@@ -142,5 +143,58 @@ describe("uniform values, dispatcher against interpreter", async () => {
         message: `Flags: attribute \`scale\` must be a finite number, got ${String(scale)}`,
       });
     }
+  });
+
+  it("types a 0/1 flag attribute as 0 | 1 and takes only those values", () => {
+    expect(source).toContain('readonly "flag"?: 0 | 1 | undefined;');
+    expect(words({ inputs: { xT: x }, attrs: { flag: 1 } }).slice(0, 3)).toEqual([4, 1, 0]);
+    expect(error({ inputs: { xT: x }, attrs: { flag: true } })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: attribute `flag` must be a finite number, got true",
+    });
+    expect(error({ inputs: { xT: x }, attrs: { flag: "true" } })).toEqual({
+      kind: "invalid_call",
+      message: 'Flags: attribute `flag` must be a finite number, got "true"',
+    });
+    expect(error({ inputs: { xT: x }, attrs: { flag: 2 } })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: attribute `flag` is 2; allowed values: 0, 1",
+    });
+  });
+
+  it("passes a bool derive entry as a u32 0 or 1", () => {
+    expect(words({ inputs: { xT: x }, attrs: { scale: 2 } })[2]).toBe(0);
+    expect(words({ inputs: { xT: x }, attrs: { scale: 2.5 } })[2]).toBe(1);
+  });
+});
+
+describe("a bool-valued uniform field", async () => {
+  const bad = {
+    ...spec,
+    bindings: {
+      ...spec.bindings,
+      params: {
+        struct: [
+          { name: "big", type: "u32", value: "big" },
+          { name: "both", type: "f32", value: "big and n > 2" },
+        ],
+      },
+    },
+  };
+  const root = writeProject("uniform-bool", {
+    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+    "specs/Flags.json": JSON.stringify(bad, null, 2),
+    "templates/flags.wgsl.jinja": template,
+  });
+  const result = await compile(loadConfig(root));
+
+  it("is a type_mismatch whose hint writes it as a u32 0 or 1", () => {
+    const found = result.diagnostics.filter((d) => d.code === "type_mismatch").map((d) => [d.message, d.hint]);
+    const hint = (cond: string): string =>
+      `WGSL's bool cannot be in a uniform buffer: make the field u32 with value \`1 if ${cond} else 0\` and test \`!= 0u\` in the template`;
+    expect(found).toEqual([
+      ["uniform field `big` (u32) must be an int, found bool", hint("big")],
+      ["uniform field `both` (f32) must be a number, found bool", hint("(big and n > 2)")],
+    ]);
   });
 });

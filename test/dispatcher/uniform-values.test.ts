@@ -1,10 +1,11 @@
 /**
- * Uniform field values, generated dispatcher against the interpreter: an f32 field whose value
- * rounds to ±Infinity in f32 (an attribute of 1e39, a product past f32's range or past a double's)
- * or is NaN is an eval error naming the field and the value, never Infinity in the words, while a
- * value too small for f32 becomes a subnormal or zero; a 0/1 flag attribute takes only 0 and 1 (its
- * call type says `0 | 1`) and a bool reaches a uniform only as a u32 0 or 1 (a bool-valued field is
- * a type_mismatch with a hint). Each call's outcome is the same from both planners.
+ * Uniform field values and the call's form, generated dispatcher against the interpreter: an f32
+ * field whose value rounds to ±Infinity in f32 (an attribute of 1e39, a product past f32's range or
+ * past a double's) or is NaN is an eval error naming the field and the value, never Infinity in the
+ * words, while a value too small for f32 becomes a subnormal or zero; a 0/1 flag attribute takes
+ * only 0 and 1 (its call type says `0 | 1`) and a bool reaches a uniform only as a u32 0 or 1 (a
+ * bool-valued field is a type_mismatch with a hint); a call, or its inputs, outputs or attrs, given
+ * as an array is an invalid_call. Each call's outcome is the same from both planners.
  */
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
@@ -65,7 +66,7 @@ const x = { shape: [4], dtype: "float32" };
 const prefix = "Flags: variant `main`: pass `main`: ";
 const f32Rule = "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)";
 
-describe("uniform values, dispatcher against interpreter", async () => {
+describe("uniform values and call forms, dispatcher against interpreter", async () => {
   const root = writeProject("uniform-values", {
     "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
     "specs/Flags.json": JSON.stringify(spec, null, 2),
@@ -165,6 +166,42 @@ describe("uniform values, dispatcher against interpreter", async () => {
   it("passes a bool derive entry as a u32 0 or 1", () => {
     expect(words({ inputs: { xT: x }, attrs: { scale: 2 } })[2]).toBe(0);
     expect(words({ inputs: { xT: x }, attrs: { scale: 2.5 } })[2]).toBe(1);
+  });
+
+  it("rejects a call, or a bag of one, given as an array", () => {
+    const call = { inputs: { xT: x } };
+    expect(error([])).toEqual({ kind: "invalid_call", message: "Flags: a call must be an object { inputs, outputs, attrs }, got []" });
+    expect(error([call])).toEqual({
+      kind: "invalid_call",
+      message: "Flags: a call must be an object { inputs, outputs, attrs }, got [(object)]",
+    });
+    expect(error(new Proxy([call], {}))).toEqual({
+      kind: "invalid_call",
+      message: "Flags: a call must be an object { inputs, outputs, attrs }, got [(object)]",
+    });
+    expect(error({ inputs: [] })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: call.inputs must be an object keyed by tensor id, got []",
+    });
+    expect(error({ inputs: [x] })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: call.inputs must be an object keyed by tensor id, got [(object)]",
+    });
+    expect(error({ ...call, outputs: [] })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: call.outputs must be an object keyed by tensor id, got []",
+    });
+    expect(error({ ...call, attrs: [] })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: call.attrs must be an object keyed by attribute name, got []",
+    });
+    expect(error({ ...call, attrs: [2, 1] })).toEqual({
+      kind: "invalid_call",
+      message: "Flags: call.attrs must be an object keyed by attribute name, got [2, 1]",
+    });
+    // The same bags as objects plan; absent (undefined or null) bags are still allowed.
+    expect("plan" in both({ ...call, outputs: {}, attrs: {} })).toBe(true);
+    expect("plan" in both({ ...call, outputs: null, attrs: undefined })).toBe(true);
   });
 });
 

@@ -6,267 +6,269 @@
 const $q0 = "invalid_call";
 const $q1 = "inputs";
 const $q2 = "outputs";
-const $q3 = "shape";
-const $q4 = "dtype";
-const $q5 = " has shape ";
-const $q6 = " has dtype ";
-const $q7 = " \u0060";
-const $q8 = "\u0060";
-const $q9 = " = ";
-const $q10 = ", got ";
-const $q11 = ": attribute \u0060";
-const $q12 = " / 0)";
-const $q13 = "modulo by zero (";
-const $q14 = " % 0)";
-const $q15 = "): axis out of range for rank ";
-const $q16 = ": tensor \u0060";
-const $q17 = "\u0060 is absent in this call";
-const $q18 = "in \u0060";
-const $q19 = "error: ";
-const $q20 = "eval";
-const $q21 = " failed: ";
-const $q22 = "dim(shapes.";
-const $q23 = " bytes, more than ";
-const $q24 = "missing_shader";
-const $q25 = "uniform";
-const $q26 = "main";
-const $q27 = "PagedAttention";
-const $q28 = "attrs.kv_num_heads";
-const $q29 = "attrs.num_heads";
-const $q30 = "dim(shapes.keyCacheT, 1)";
-const $q31 = "dim(shapes.keyCacheT, 3)";
-const $q32 = "present.keyT";
-const $q33 = "present.slotMappingT";
-const $q34 = ": no shader was built for pass `scatter` with ";
-const $q35 = "fc2ba31f0cee9f6e";
-const $q36 = "a6386222447f9a17";
-const $q37 = "b0b746493fb72fa1";
-const $q38 = "054a49048bc5dd88";
-const $q39 = "764cc22b0514b3cf";
-const $q40 = ": no shader was built for pass `split_attention` with ";
-const $q41 = ": no shader was built for pass `merge` with ";
-const $q42 = "maxStorageBufferBindingSize";
-const $q43 = "key";
-const $q44 = "value";
-const $q45 = "key_cache";
-const $q46 = "value_cache";
-const $q47 = "cumulative_sequence_length";
-const $q48 = "past_seqlens";
-const $q49 = "block_table";
-const $q50 = "params";
-const $q51 = "uniform field `params.batchSize`";
-const $q52 = "uniform field `params.scatterCount`";
-const $q53 = "dispatch x";
-const $q54 = "dispatch y";
-const $q55 = ": pass `scatter`";
-const $q56 = "query";
-const $q57 = "partial_out";
-const $q58 = "partial_stats";
-const $q59 = "uniform field `params.scale`";
-const $q60 = "dispatch z";
-const $q61 = ": pass `split_attention`";
-const $q62 = "output";
-const $q63 = ": pass `merge`";
-const $q64 = "the shape of intermediate `partialOut`";
-const $q65 = "the shape of intermediate `partialStats`";
-const $q66 = "slot_mapping";
-const $q67 = "526634345db778fe";
-const $q68 = "c4c2543c2cc485dc";
-const $q69 = "6e8201cb3cbc9886";
-const $q70 = "cf18383fadd31101";
-const $q71 = "237e33874ebde858";
-const $q72 = ": no shader was built for pass `main` with ";
-const $q73 = ": pass `main`";
-const $q74 = "headLayoutOk";
-const $q75 = "batchSize";
-const $q76 = "qHidden";
-const $q77 = "slotMappingT";
-const $q78 = "ranks.slotMappingT";
-const $q79 = "slotShapeOk";
-const $q80 = "shapes.valueCacheT";
-const $q81 = "shapes.keyCacheT";
-const $q82 = "headSize";
-const $q83 = "\"float16\"";
-const $q84 = "tensorDtypes.queryT";
-const $q85 = "attrs.num_heads % attrs.kv_num_heads";
-const $q86 = "maxBlocks";
-const $q87 = "dim(shapes.outputT, 0)";
-const $q88 = "tokenCount";
-const $q89 = "dim(shapes.outputT, 1)";
-const $q90 = "`true` is false";
-const $q91 = "`present.slotMappingT` is false";
-const $q92 = "cacheShapeOk";
-const $q93 = "ioShapeOk";
-const $q94 = "pagedContractOk";
-const $q95 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q96 = "65535";
-const $q97 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q98 = "1024";
-const $q99 = "dispatchFits";
-const $q100 = "numSplits";
-const $q101 = "headVec";
-const $q102 = "pagedSplitScratchBytes";
-const $q103 = "pagedSplitStatsBytes";
-const $q104 = "pagedSplitWg";
-const $q105 = "pagedSplitFits";
-const $q106 = "cacheVec4Ok";
-const $q107 = "device.limits.maxStorageBufferBindingSize";
-const $q108 = "1073741824";
-const $q109 = "device.limits.maxBufferSize";
-const $q110 = "device.limits.maxComputeWorkgroupSizeX";
-const $q111 = "pagedMergeWg";
-const $q112 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q113 = "32768";
-const $q114 = "qPerKv";
-const $q115 = "pagedSplitStorageBytes";
-const $q116 = "pagedSplitStorageFits";
-const $q117 = "kvHidden";
-const $q118 = "ranks.keyT";
-const $q119 = "keyT";
-const $q120 = "ranks.valueT";
-const $q121 = "valueT";
-const $q122 = "tensorDtypes.keyT";
-const $q123 = "float16";
-const $q124 = "tensorDtypes.valueT";
-const $q125 = "separateKv";
-const $q126 = "`present.keyT` is false";
-const $q127 = "`present.valueT` is false";
-const $q128 = "dim(shapes.keyT, 0)";
-const $q129 = "dim(shapes.keyT, 1)";
-const $q130 = "dim(shapes.queryT, 1)";
-const $q131 = "input";
-const $q132 = "keyCacheT";
-const $q133 = "valueCacheT";
-const $q134 = "cumulativeSequenceLengthT";
-const $q135 = "pastSeqlensT";
-const $q136 = "blockTableT";
-const $q137 = "params.batchSize";
-const $q138 = "params.scatterCount";
-const $q139 = "scatter";
-const $q140 = "PagedAttention.ScatterKV";
-const $q141 = "queryT";
-const $q142 = "scale";
-const $q143 = "outputT";
-const $q144 = "merge";
-const $q145 = "intermediate `partialOut`";
-const $q146 = "intermediate `partialStats`";
-const $q147 = "partialOut";
-const $q148 = "partialStats";
-const $q149 = "packedStride";
-const $q150 = "present.valueT";
-const $q151 = "packedKv";
-const $q152 = "pagedAttnWg";
-const $q153 = "pagedAttnStorageBytes";
-const $q154 = "pagedAttnStorageFits";
-const $q155 = "outputStoreOk";
-const $q156 = "the shape of output `outputT`";
-const $q157 = "contract";
-const $q158 = "no_variant";
-const $q159 = "attrs";
-const $q160 = ": unknown input `";
-const $q161 = ": unknown output `";
-const $q162 = "is_causal";
-const $q163 = "kv_num_heads";
-const $q164 = "num_heads";
-const $q165 = ": unknown attribute `";
-const $q166 = ": T = ";
-const $q167 = " is not allowed; allowed: float16";
-const $q168 = "int32";
-const $q169 = " is not allowed; allowed: int32";
-const $q170 = ": attribute `kv_num_heads` is required";
-const $q171 = ": attribute `num_heads` is required";
-const $q172 = ": nothing was built for ";
-const $q173 = " on profile desktop-32k";
-const $q174 = "SparseAttention";
-const $q175 = ": pass `append`";
-const $q176 = "attrs.do_rotary";
-const $q177 = "attrs.rotary_interleaved";
-const $q178 = "dim(shapes.cosCacheT, 1)";
-const $q179 = "dim(shapes.pastKeyT, 3)";
-const $q180 = "present.cosCacheT";
-const $q181 = ": pass `rotate_q`";
-const $q182 = "attrs.sparse_block_size";
-const $q183 = "7612c61478d6ec5d";
-const $q184 = ": no shader was built for pass `split_attend` with ";
-const $q185 = "present_key";
-const $q186 = "present_value";
-const $q187 = "total_sequence_length";
-const $q188 = "key_total_sequence_lengths";
-const $q189 = "cos_cache";
-const $q190 = "sin_cache";
-const $q191 = "block_row_indices";
-const $q192 = "block_col_indices";
-const $q193 = "partial";
-const $q194 = "uniform field `params.rowStride`";
-const $q195 = ": pass `split_attend`";
-const $q196 = "the shape of intermediate `rotatedQuery`";
-const $q197 = "the shape of intermediate `partial`";
-const $q198 = "ba9e4aec742c0296";
-const $q199 = ": no shader was built for pass `attend` with ";
-const $q200 = ": pass `attend`";
-const $q201 = "layoutShapeOk";
-const $q202 = "cosCacheT";
-const $q203 = "rotaryHalf";
-const $q204 = "rotaryDim";
-const $q205 = "ranks.cosCacheT";
-const $q206 = "ranks.sinCacheT";
-const $q207 = "sinCacheT";
-const $q208 = "shapes.sinCacheT";
-const $q209 = "shapes.cosCacheT";
-const $q210 = "tensorDtypes.cosCacheT";
-const $q211 = "tensorDtypes.sinCacheT";
-const $q212 = "rotaryOk";
-const $q213 = "indexFits";
-const $q214 = "numLayout";
-const $q215 = "usesRotary";
-const $q216 = "seqLen";
-const $q217 = "shapes.pastValueT";
-const $q218 = "shapes.pastKeyT";
-const $q219 = "maxNnz";
-const $q220 = "sparseContractOk";
-const $q221 = "attnWorkgroupSize";
-const $q222 = "bindingsFit";
-const $q223 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q224 = "dim(shapes.queryT, 2)";
-const $q225 = "attnStorageBytes";
-const $q226 = "attnStorageFits";
-const $q227 = "sparsePartialBytes";
-const $q228 = "sparseSplitFits";
-const $q229 = "sparseMergeWg";
-const $q230 = "pastKeyT";
-const $q231 = "pastValueT";
-const $q232 = "totalSequenceLengthT";
-const $q233 = "keyTotalSequenceLengthsT";
-const $q234 = "params.seqLen";
-const $q235 = "append";
-const $q236 = "SparseAttention.AppendKV";
-const $q237 = "blockRowIndicesT";
-const $q238 = "blockColIndicesT";
-const $q239 = "params.numLayout";
-const $q240 = "params.rowStride";
-const $q241 = "params.colStride";
-const $q242 = "params.maxCacheSeq";
-const $q243 = "split_attend";
-const $q244 = "SparseAttention.AttendSplitK";
-const $q245 = "53e66795f9f06e1d";
-const $q246 = ": no shader was built for pass `append` with ";
-const $q247 = "e2e85934a2ff68b0";
-const $q248 = ": no shader was built for pass `rotate_q` with ";
-const $q249 = "intermediate `rotatedQuery`";
-const $q250 = "intermediate `partial`";
-const $q251 = "rotatedQuery";
-const $q252 = "5a474934870ba7e5";
-const $q253 = "shapes.keyT";
-const $q254 = "shapes.valueT";
-const $q255 = "f0b09462c4c98544";
-const $q256 = "6a660dd43e311763";
-const $q257 = "a4768a1ecce226ae";
-const $q258 = "attend";
-const $q259 = "SparseAttention.Attend";
-const $q260 = "do_rotary";
-const $q261 = "rotary_interleaved";
-const $q262 = "sparse_block_size";
-const $q263 = "; allowed values: 0, 1";
+const $q3 = "attrs";
+const $q4 = ", got ";
+const $q5 = "shape";
+const $q6 = "dtype";
+const $q7 = " has shape ";
+const $q8 = " has dtype ";
+const $q9 = " \u0060";
+const $q10 = "\u0060";
+const $q11 = " = ";
+const $q12 = ": attribute \u0060";
+const $q13 = " / 0)";
+const $q14 = "modulo by zero (";
+const $q15 = " % 0)";
+const $q16 = "): axis out of range for rank ";
+const $q17 = ": tensor \u0060";
+const $q18 = "\u0060 is absent in this call";
+const $q19 = "in \u0060";
+const $q20 = "error: ";
+const $q21 = "eval";
+const $q22 = " failed: ";
+const $q23 = "dim(shapes.";
+const $q24 = " bytes, more than ";
+const $q25 = "missing_shader";
+const $q26 = ": uniform field \u0060";
+const $q27 = "uniform";
+const $q28 = "main";
+const $q29 = "PagedAttention";
+const $q30 = "attrs.kv_num_heads";
+const $q31 = "attrs.num_heads";
+const $q32 = "dim(shapes.keyCacheT, 1)";
+const $q33 = "dim(shapes.keyCacheT, 3)";
+const $q34 = "present.keyT";
+const $q35 = "present.slotMappingT";
+const $q36 = ": no shader was built for pass `scatter` with ";
+const $q37 = "fc2ba31f0cee9f6e";
+const $q38 = "a6386222447f9a17";
+const $q39 = "b0b746493fb72fa1";
+const $q40 = "054a49048bc5dd88";
+const $q41 = "764cc22b0514b3cf";
+const $q42 = ": no shader was built for pass `split_attention` with ";
+const $q43 = ": no shader was built for pass `merge` with ";
+const $q44 = "maxStorageBufferBindingSize";
+const $q45 = "key";
+const $q46 = "value";
+const $q47 = "key_cache";
+const $q48 = "value_cache";
+const $q49 = "cumulative_sequence_length";
+const $q50 = "past_seqlens";
+const $q51 = "block_table";
+const $q52 = "params";
+const $q53 = "uniform field `params.batchSize`";
+const $q54 = "uniform field `params.scatterCount`";
+const $q55 = "dispatch x";
+const $q56 = "dispatch y";
+const $q57 = ": pass `scatter`";
+const $q58 = "query";
+const $q59 = "partial_out";
+const $q60 = "partial_stats";
+const $q61 = "uniform field `params.scale`";
+const $q62 = "dispatch z";
+const $q63 = ": pass `split_attention`";
+const $q64 = "output";
+const $q65 = ": pass `merge`";
+const $q66 = "the shape of intermediate `partialOut`";
+const $q67 = "the shape of intermediate `partialStats`";
+const $q68 = "slot_mapping";
+const $q69 = "526634345db778fe";
+const $q70 = "c4c2543c2cc485dc";
+const $q71 = "6e8201cb3cbc9886";
+const $q72 = "cf18383fadd31101";
+const $q73 = "237e33874ebde858";
+const $q74 = ": no shader was built for pass `main` with ";
+const $q75 = ": pass `main`";
+const $q76 = "headLayoutOk";
+const $q77 = "batchSize";
+const $q78 = "qHidden";
+const $q79 = "slotMappingT";
+const $q80 = "ranks.slotMappingT";
+const $q81 = "slotShapeOk";
+const $q82 = "shapes.valueCacheT";
+const $q83 = "shapes.keyCacheT";
+const $q84 = "headSize";
+const $q85 = "\"float16\"";
+const $q86 = "tensorDtypes.queryT";
+const $q87 = "attrs.num_heads % attrs.kv_num_heads";
+const $q88 = "maxBlocks";
+const $q89 = "dim(shapes.outputT, 0)";
+const $q90 = "tokenCount";
+const $q91 = "dim(shapes.outputT, 1)";
+const $q92 = "`true` is false";
+const $q93 = "`present.slotMappingT` is false";
+const $q94 = "cacheShapeOk";
+const $q95 = "ioShapeOk";
+const $q96 = "pagedContractOk";
+const $q97 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q98 = "65535";
+const $q99 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q100 = "1024";
+const $q101 = "dispatchFits";
+const $q102 = "numSplits";
+const $q103 = "headVec";
+const $q104 = "pagedSplitScratchBytes";
+const $q105 = "pagedSplitStatsBytes";
+const $q106 = "pagedSplitWg";
+const $q107 = "pagedSplitFits";
+const $q108 = "cacheVec4Ok";
+const $q109 = "device.limits.maxStorageBufferBindingSize";
+const $q110 = "1073741824";
+const $q111 = "device.limits.maxBufferSize";
+const $q112 = "device.limits.maxComputeWorkgroupSizeX";
+const $q113 = "pagedMergeWg";
+const $q114 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q115 = "32768";
+const $q116 = "qPerKv";
+const $q117 = "pagedSplitStorageBytes";
+const $q118 = "pagedSplitStorageFits";
+const $q119 = "kvHidden";
+const $q120 = "ranks.keyT";
+const $q121 = "keyT";
+const $q122 = "ranks.valueT";
+const $q123 = "valueT";
+const $q124 = "tensorDtypes.keyT";
+const $q125 = "float16";
+const $q126 = "tensorDtypes.valueT";
+const $q127 = "separateKv";
+const $q128 = "`present.keyT` is false";
+const $q129 = "`present.valueT` is false";
+const $q130 = "dim(shapes.keyT, 0)";
+const $q131 = "dim(shapes.keyT, 1)";
+const $q132 = "dim(shapes.queryT, 1)";
+const $q133 = "input";
+const $q134 = "keyCacheT";
+const $q135 = "valueCacheT";
+const $q136 = "cumulativeSequenceLengthT";
+const $q137 = "pastSeqlensT";
+const $q138 = "blockTableT";
+const $q139 = "params.batchSize";
+const $q140 = "params.scatterCount";
+const $q141 = "scatter";
+const $q142 = "PagedAttention.ScatterKV";
+const $q143 = "queryT";
+const $q144 = "scale";
+const $q145 = "params.scale";
+const $q146 = "outputT";
+const $q147 = "merge";
+const $q148 = "intermediate `partialOut`";
+const $q149 = "intermediate `partialStats`";
+const $q150 = "partialOut";
+const $q151 = "partialStats";
+const $q152 = "packedStride";
+const $q153 = "present.valueT";
+const $q154 = "packedKv";
+const $q155 = "pagedAttnWg";
+const $q156 = "pagedAttnStorageBytes";
+const $q157 = "pagedAttnStorageFits";
+const $q158 = "outputStoreOk";
+const $q159 = "the shape of output `outputT`";
+const $q160 = "contract";
+const $q161 = "no_variant";
+const $q162 = ": unknown input `";
+const $q163 = ": unknown output `";
+const $q164 = "is_causal";
+const $q165 = "kv_num_heads";
+const $q166 = "num_heads";
+const $q167 = ": unknown attribute `";
+const $q168 = ": T = ";
+const $q169 = " is not allowed; allowed: float16";
+const $q170 = "int32";
+const $q171 = " is not allowed; allowed: int32";
+const $q172 = ": attribute `kv_num_heads` is required";
+const $q173 = ": attribute `num_heads` is required";
+const $q174 = ": nothing was built for ";
+const $q175 = " on profile desktop-32k";
+const $q176 = "SparseAttention";
+const $q177 = ": pass `append`";
+const $q178 = "attrs.do_rotary";
+const $q179 = "attrs.rotary_interleaved";
+const $q180 = "dim(shapes.cosCacheT, 1)";
+const $q181 = "dim(shapes.pastKeyT, 3)";
+const $q182 = "present.cosCacheT";
+const $q183 = ": pass `rotate_q`";
+const $q184 = "attrs.sparse_block_size";
+const $q185 = "7612c61478d6ec5d";
+const $q186 = ": no shader was built for pass `split_attend` with ";
+const $q187 = "present_key";
+const $q188 = "present_value";
+const $q189 = "total_sequence_length";
+const $q190 = "key_total_sequence_lengths";
+const $q191 = "cos_cache";
+const $q192 = "sin_cache";
+const $q193 = "block_row_indices";
+const $q194 = "block_col_indices";
+const $q195 = "partial";
+const $q196 = "uniform field `params.rowStride`";
+const $q197 = ": pass `split_attend`";
+const $q198 = "the shape of intermediate `rotatedQuery`";
+const $q199 = "the shape of intermediate `partial`";
+const $q200 = "ba9e4aec742c0296";
+const $q201 = ": no shader was built for pass `attend` with ";
+const $q202 = ": pass `attend`";
+const $q203 = "layoutShapeOk";
+const $q204 = "cosCacheT";
+const $q205 = "rotaryHalf";
+const $q206 = "rotaryDim";
+const $q207 = "ranks.cosCacheT";
+const $q208 = "ranks.sinCacheT";
+const $q209 = "sinCacheT";
+const $q210 = "shapes.sinCacheT";
+const $q211 = "shapes.cosCacheT";
+const $q212 = "tensorDtypes.cosCacheT";
+const $q213 = "tensorDtypes.sinCacheT";
+const $q214 = "rotaryOk";
+const $q215 = "indexFits";
+const $q216 = "numLayout";
+const $q217 = "usesRotary";
+const $q218 = "seqLen";
+const $q219 = "shapes.pastValueT";
+const $q220 = "shapes.pastKeyT";
+const $q221 = "maxNnz";
+const $q222 = "sparseContractOk";
+const $q223 = "attnWorkgroupSize";
+const $q224 = "bindingsFit";
+const $q225 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q226 = "dim(shapes.queryT, 2)";
+const $q227 = "attnStorageBytes";
+const $q228 = "attnStorageFits";
+const $q229 = "sparsePartialBytes";
+const $q230 = "sparseSplitFits";
+const $q231 = "sparseMergeWg";
+const $q232 = "pastKeyT";
+const $q233 = "pastValueT";
+const $q234 = "totalSequenceLengthT";
+const $q235 = "keyTotalSequenceLengthsT";
+const $q236 = "params.seqLen";
+const $q237 = "append";
+const $q238 = "SparseAttention.AppendKV";
+const $q239 = "blockRowIndicesT";
+const $q240 = "blockColIndicesT";
+const $q241 = "params.numLayout";
+const $q242 = "params.rowStride";
+const $q243 = "params.colStride";
+const $q244 = "params.maxCacheSeq";
+const $q245 = "split_attend";
+const $q246 = "SparseAttention.AttendSplitK";
+const $q247 = "53e66795f9f06e1d";
+const $q248 = ": no shader was built for pass `append` with ";
+const $q249 = "e2e85934a2ff68b0";
+const $q250 = ": no shader was built for pass `rotate_q` with ";
+const $q251 = "intermediate `rotatedQuery`";
+const $q252 = "intermediate `partial`";
+const $q253 = "rotatedQuery";
+const $q254 = "5a474934870ba7e5";
+const $q255 = "shapes.keyT";
+const $q256 = "shapes.valueT";
+const $q257 = "f0b09462c4c98544";
+const $q258 = "6a660dd43e311763";
+const $q259 = "a4768a1ecce226ae";
+const $q260 = "attend";
+const $q261 = "SparseAttention.Attend";
+const $q262 = "do_rotary";
+const $q263 = "rotary_interleaved";
+const $q264 = "sparse_block_size";
+const $q265 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -346,21 +348,22 @@ const $max = Math.max;
 const $isSafe = Number.isSafeInteger;
 /** Number.isInteger, read once (see $floor). */
 const $isInt = Number.isInteger;
-/** The call itself: an object, else an invalid_call error. */
+/** The call itself: an object that is not an array, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
-  if (typeof c !== "object" || c === null) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  if (typeof c !== "object" || c === null || Array.isArray(c)) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
- * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
- * and go megamorphic).
+ * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
+ * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
+ * would see three names and go megamorphic).
  */
 function $bag(c: object, k: string, kernel: string): Bag | undefined {
   const v = $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object") $fail($q0, kernel + ": call." + k + " must be an object, got " + $show(v));
+  if (typeof v !== "object" || Array.isArray(v)) $fail($q0, kernel + ": call." + k + " must be an object keyed by " + (k === $q3 ? "attribute name" : "tensor id") + $q4 + $show(v));
   return v as Bag;
 }
 /**
@@ -377,15 +380,15 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   let hasDtype = false;
   for (const k in v) {
     if ($hasOwn.call(v, k)) {
-      if (k === $q3) hasShape = true;
-      else if (k === $q4) hasDtype = true;
+      if (k === $q5) hasShape = true;
+      else if (k === $q6) hasDtype = true;
     }
   }
-  if (!hasShape) hasShape = $hasOwn.call(v, $q3);
-  if (!hasDtype) hasDtype = $hasOwn.call(v, $q4);
-  const s: unknown = hasShape ? (v as Bag)[$q3] : undefined;
-  const dtype: unknown = hasDtype ? (v as Bag)[$q4] : undefined;
-  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q5 + $show(s) + "; a shape must be an array of non-negative integers");
+  if (!hasShape) hasShape = $hasOwn.call(v, $q5);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q6);
+  const s: unknown = hasShape ? (v as Bag)[$q5] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q6] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q7 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   // Allocated at its length (cheaper than growing it by push); every element is then set.
@@ -396,25 +399,25 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
     if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d as number;
   }
-  if (!ok) $badTensor(kernel, what, id, $q5 + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q6 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail($q0, kernel + ": " + what + $q7 + id + $q8 + detail);
+  return $fail($q0, kernel + ": " + what + $q9 + id + $q10 + detail);
 }
 /** Fails for a required tensor the call does not give. */
 function $missing(kernel: string, what: string, id: string): never {
-  return $fail($q0, kernel + ": required " + what + $q7 + id + "\u0060 is missing");
+  return $fail($q0, kernel + ": required " + what + $q9 + id + "\u0060 is missing");
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q6 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q9 + prev);
+  return $badTensor(kernel, what, id, $q8 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q11 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
-  return $badTensor(kernel, what, id, " must have rank " + rank + $q10 + got);
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q4 + got);
 }
 /** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
 function $param(t: TensorDesc, dt: string, by: string, param: string, rank: number, kernel: string, what: string, id: string): void {
@@ -431,13 +434,13 @@ function $num(v: unknown, int: boolean, kernel: string, name: string): void {
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q11 + name + "\u0060 must be " + want + $q10 + $show(v));
+  return $fail($q0, kernel + $q12 + name + "\u0060 must be " + want + $q4 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q11 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q12 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -470,21 +473,21 @@ function $mulN(a: number, b: number): number {
   return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q12);
+  if (b === 0) $err("integer division by zero (" + a + $q13);
   return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q13 + a + $q14);
+  if (b === 0) $err($q14 + a + $q15);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q13 + a + $q14);
+  if (b === 0) $err($q14 + a + $q15);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q12);
+  if (b === 0) $err("division by zero (" + a + $q13);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -495,7 +498,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q15 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -515,7 +518,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q16 + id + $q17);
+  if (t === null) $err(what + $q17 + id + $q18);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -523,7 +526,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q18)) return new EvalFailure($q18 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q19)) return new EvalFailure($q19 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -560,7 +563,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q19 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q20 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -573,25 +576,25 @@ function $sv(f: () => unknown): string {
  * text is the gaps with the operands' texts between them, or the one gap alone.
  */
 function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
-  let s = $where(path) + $q8 + gaps[0]!;
+  let s = $where(path) + $q10 + gaps[0]!;
   for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
   s += "\u0060 is false (";
   for (let i = 0; i < parts.length; i += 2) {
     const v = parts[i + 1]!;
-    s += (i ? ", " : "") + (parts[i] as string) + $q9 + (typeof v === "function" ? $sv(v) : v);
+    s += (i ? ", " : "") + (parts[i] as string) + $q11 + (typeof v === "function" ? $sv(v) : v);
   }
   return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + $q8 + p + $q8;
+  for (const p of path) s += (s ? " > " : "in ") + $q10 + p + $q10;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q20, prefix + ": " + what + $q21 + e.message);
+  if (e instanceof EvalFailure) $fail($q21, prefix + ": " + what + $q22 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -599,7 +602,7 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return $q8 + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q10 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 /** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
@@ -612,10 +615,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q22 + id + ", " + ax + "): tensor \u0060" + id + $q17);
+  if (t === null) $err($q23 + id + ", " + ax + "): tensor \u0060" + id + $q18);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q22 + id + ", " + ax + $q15 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q23 + id + ", " + ax + $q16 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -628,7 +631,7 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q20, prefix + ": " + what + " needs " + size + $q23 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q21, prefix + ": " + what + " needs " + size + $q24 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -637,7 +640,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q20, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q21, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -648,36 +651,42 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q24, head + s + tail);
+  return $fail($q25, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q24, head + s + tail);
+  return $fail($q25, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q21, prefix + $q26 + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   return n;
 }
-/** A uniform f32 field's word: the nearest f32's bits. */
-function $f32(v: unknown): number {
+/**
+ * A uniform f32 field's word: the nearest f32's bits (a value too small for f32 becomes a subnormal
+ * or zero), or fails when that is not finite: the value is beyond f32's range (it rounds to
+ * ±Infinity), or not finite. One mask and comparison on the bits already made.
+ */
+function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
-  return F32_BITS[0]!;
+  const w = F32_BITS[0]!;
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q21, prefix + $q26 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q20, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q21, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types by the index a pass's layout gives ($bl). */
-const BT = ["storage", "read-only-storage", $q25] as const;
+const BT = ["storage", "read-only-storage", $q27] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
  * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
@@ -689,11 +698,11 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
 }
 /** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q26, bindings, resources, workgroups: [x, y, z] };
+  return { id, name, shader, entryPoint: $q28, bindings, resources, workgroups: [x, y, z] };
 }
 /** A uniform buffer's words as a binding resource. */
 function $ur(words: number[]): BindingResource {
-  return { kind: $q25, words };
+  return { kind: $q27, words };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -705,14 +714,14 @@ function $scratch(scratch: string, size: number): BindingResource {
 }
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q20, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q20, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q21 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q21, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q22 + e.message);
   throw e;
 }
 /**
@@ -720,7 +729,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q20, prefix + ": " + whats[st - 1] + $q21 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q21, prefix + ": " + whats[st - 1] + $q22 + e.message);
   throw e;
 }
 /**
@@ -729,7 +738,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, lim: readonly [number, string, string]): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= lim[0])) $fail($q20, lim[2] + $q16 + id + "\u0060 needs " + size + $q23 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -762,7 +771,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q27;
+const K0 = $q29;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -775,82 +784,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
+const K0A0V11: readonly string[] = [$q30, $q31, $q32, $q33, $q34, $q35];
 const K0A0S1 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
+const K0A0V12: readonly string[] = [$q30, $q31, $q32, $q33, $q34];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q37 : a0 === 8 ? $q38 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q39 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q40 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q41 : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q29, $q31];
+const K0A0V13: readonly string[] = [$q31, $q33];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q27;
-const K0A0V14: readonly [number, string, string] = [1073741824, $q42, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q45, 0, $q46, 0, $q47, 1, $q48, 1, $q49, 1, $q50, 2]);
-const K0A0V16: readonly string[] = [$q51, $q52, $q53, $q54];
-const K0A0S3 = K0A0S0 + $q55;
-const K0A0V17: readonly BindingPlan[] = $bl([$q56, 1, $q45, 1, $q46, 1, $q47, 1, $q48, 1, $q49, 1, $q57, 0, $q58, 0, $q50, 2]);
-const K0A0V18: readonly string[] = [$q51, $q59, $q60];
-const K0A0S4 = K0A0S0 + $q61;
-const K0A0V19: readonly BindingPlan[] = $bl([$q57, 1, $q58, 1, $q62, 0]);
-const K0A0S5 = K0A0S0 + $q63;
-const K0A0V20: readonly string[] = [K0A0S0, $q64, K0A0S0, $q65];
+const K0A0S2 = $q29;
+const K0A0V14: readonly [number, string, string] = [1073741824, $q44, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q47, 0, $q48, 0, $q49, 1, $q50, 1, $q51, 1, $q52, 2]);
+const K0A0V16: readonly string[] = [$q53, $q54, $q55, $q56];
+const K0A0S3 = K0A0S0 + $q57;
+const K0A0V17: readonly BindingPlan[] = $bl([$q58, 1, $q47, 1, $q48, 1, $q49, 1, $q50, 1, $q51, 1, $q59, 0, $q60, 0, $q52, 2]);
+const K0A0V18: readonly string[] = [$q53, $q61, $q62];
+const K0A0S4 = K0A0S0 + $q63;
+const K0A0V19: readonly BindingPlan[] = $bl([$q59, 1, $q60, 1, $q64, 0]);
+const K0A0S5 = K0A0S0 + $q65;
+const K0A0V20: readonly string[] = [K0A0S0, $q66, K0A0S0, $q67];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q45, 0, $q46, 0, $q66, 1, $q50, 2]);
-const K0A0V22: readonly string[] = [$q52, $q53, $q54];
-const K0A0S7 = K0A0S6 + $q55;
-const K0A0S8 = K0A0S6 + $q61;
-const K0A0S9 = K0A0S6 + $q63;
-const K0A0V23: readonly string[] = [K0A0S6, $q64, K0A0S6, $q65];
+const K0A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q47, 0, $q48, 0, $q68, 1, $q52, 2]);
+const K0A0V22: readonly string[] = [$q54, $q55, $q56];
+const K0A0S7 = K0A0S6 + $q57;
+const K0A0S8 = K0A0S6 + $q63;
+const K0A0S9 = K0A0S6 + $q65;
+const K0A0V23: readonly string[] = [K0A0S6, $q66, K0A0S6, $q67];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q35 : a0 === 8 ? $q36 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q37 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q38 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q39 : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q37 : a0 === 8 ? $q38 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q39 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q40 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q41 : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q56, 1, $q45, 0, $q46, 0, $q47, 1, $q48, 1, $q49, 1, $q50, 2]);
-const K0A0S11 = K0A0S10 + $q55;
-const K0A0S12 = K0A0S10 + $q61;
-const K0A0S13 = K0A0S10 + $q63;
-const K0A0V25: readonly string[] = [K0A0S10, $q64, K0A0S10, $q65];
+const K0A0V24: readonly BindingPlan[] = $bl([$q58, 1, $q47, 0, $q48, 0, $q49, 1, $q50, 1, $q51, 1, $q52, 2]);
+const K0A0S11 = K0A0S10 + $q57;
+const K0A0S12 = K0A0S10 + $q63;
+const K0A0S13 = K0A0S10 + $q65;
+const K0A0V25: readonly string[] = [K0A0S10, $q66, K0A0S10, $q67];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q56, 1, $q45, 0, $q46, 0, $q66, 1, $q50, 2]);
-const K0A0S15 = K0A0S14 + $q55;
-const K0A0S16 = K0A0S14 + $q61;
-const K0A0S17 = K0A0S14 + $q63;
-const K0A0V27: readonly string[] = [K0A0S14, $q64, K0A0S14, $q65];
+const K0A0V26: readonly BindingPlan[] = $bl([$q58, 1, $q47, 0, $q48, 0, $q68, 1, $q52, 2]);
+const K0A0S15 = K0A0S14 + $q57;
+const K0A0S16 = K0A0S14 + $q63;
+const K0A0S17 = K0A0S14 + $q65;
+const K0A0V27: readonly string[] = [K0A0S14, $q66, K0A0S14, $q67];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : null) : null) : null) : null) : null) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q69 : a0 === 8 ? $q70 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q71 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q72 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q73 : null) : null) : null) : null) : null) ?? $noShader(vp + $q74, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q55;
-const K0A0V29: readonly BindingPlan[] = $bl([$q56, 1, $q45, 1, $q46, 1, $q47, 1, $q48, 1, $q49, 1, $q62, 0, $q50, 2]);
-const K0A0V30: readonly string[] = [$q51, $q59];
-const K0A0S20 = K0A0S18 + $q73;
+const K0A0S19 = K0A0S18 + $q57;
+const K0A0V29: readonly BindingPlan[] = $bl([$q58, 1, $q47, 1, $q48, 1, $q49, 1, $q50, 1, $q51, 1, $q64, 0, $q52, 2]);
+const K0A0V30: readonly string[] = [$q53, $q61];
+const K0A0S20 = K0A0S18 + $q75;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q55;
-const K0A0S23 = K0A0S21 + $q73;
+const K0A0S22 = K0A0S21 + $q57;
+const K0A0S23 = K0A0S21 + $q75;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q67 : a0 === 8 ? $q68 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q69 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q70 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q71 : null) : null) : null) : null) : null) ?? $noShader(vp + $q72, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q69 : a0 === 8 ? $q70 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q71 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q72 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q73 : null) : null) : null) : null) : null) ?? $noShader(vp + $q74, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q55;
-const K0A0S26 = K0A0S24 + $q73;
+const K0A0S25 = K0A0S24 + $q57;
+const K0A0S26 = K0A0S24 + $q75;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q55;
-const K0A0S29 = K0A0S27 + $q73;
+const K0A0S28 = K0A0S27 + $q57;
+const K0A0S29 = K0A0S27 + $q75;
 
 interface K0A0 {
   readonly t0: TensorDesc | null;
@@ -929,7 +938,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q74);
+    throw $wrap(e, $q76);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -937,7 +946,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q75);
+    throw $wrap(e, $q77);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -949,7 +958,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q78);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -959,9 +968,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q77) === o.s0[0]) && ($need(o.t8, $q78, $q77).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q79) === o.s0[0]) && ($need(o.t8, $q80, $q79).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q79);
+    throw $wrap(e, $q81);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -970,27 +979,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q80, () => o.s4, $q81, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q28, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q82, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q83, $q84, $q83])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q82, () => o.s4, $q83, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q30, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q84, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q85, $q86, $q85])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => $why(path, K0A0V3, [$q85, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => $why(path, K0A0V3, [$q87, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q75, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q75, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q75, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q86, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q77, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q77, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q77, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q88, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q87, () => o.t9!.shape[0], $q88, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q89, () => o.t9!.shape[1], $q76, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q84, $q83])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q89, () => o.t9!.shape[0], $q90, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q91, () => o.t9!.shape[1], $q78, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q86, $q85])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q77) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q77), $q88, () => o.s0[0]]), () => $why(path, K0A0V6, [$q78, () => $need(o.t8, $q78, $q77).shape.length])]) : c === false ? $where(path) + $q90 : $where(path) + $q91)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q79) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q79), $q90, () => o.s0[0]]), () => $why(path, K0A0V6, [$q80, () => $need(o.t8, $q80, $q79).shape.length])]) : c === false ? $where(path) + $q92 : $where(path) + $q93)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q92]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q74]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q93]), () => K0A0_x5(o, [...path, $q79])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q94]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q76]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q95]), () => K0A0_x5(o, [...path, $q81])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1002,7 +1011,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q94, () => K0A0_x0(o, [...[], $q94]));
+  return $condWhy(() => K0A0_d7(o), $q96, () => K0A0_x0(o, [...[], $q96]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1010,7 +1019,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q88, () => o.s0[0], $q95, $q96]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q29, () => o.a2, $q95, $q96]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q97, $q98])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => o.s0[0], $q97, $q98]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q31, () => o.a2, $q97, $q98]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q99, $q100])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1022,7 +1031,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q99, () => K0A0_x6(o, [...[], $q99]));
+  return $condWhy(() => K0A0_d8(o), $q101, () => K0A0_x6(o, [...[], $q101]));
 }
 /** derive "pagedBaseWorkgroups": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1053,7 +1062,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 3072) as number), ($max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q100);
+    throw $wrap(e, $q102);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1066,7 +1075,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q101);
+    throw $wrap(e, $q103);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1074,7 +1083,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q104);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1082,7 +1091,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q103);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1090,7 +1099,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q106);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1102,7 +1111,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1112,7 +1121,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q100, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q106]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q101, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d15(o), $q107, $q108]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d15(o), $q109, $q108]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d16(o), $q107, $q108]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d16(o), $q109, $q108]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q100, () => K0A0_d12(o), $q95, $q96]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d14(o), $q97, $q98]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q101, () => K0A0_d14(o), $q110, $q98]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d17(o), $q97, $q98]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d17(o), $q110, $q98]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d18(o), $q97, $q98]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d18(o), $q110, $q98]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q112, $q113])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q102, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q108]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q103, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d15(o), $q109, $q110]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d15(o), $q111, $q110]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d16(o), $q109, $q110]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d16(o), $q111, $q110]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d12(o), $q97, $q98]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d14(o), $q99, $q100]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d14(o), $q112, $q100]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d17(o), $q99, $q100]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d17(o), $q112, $q100]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q113, () => K0A0_d18(o), $q99, $q100]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q113, () => K0A0_d18(o), $q112, $q100]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q114, $q115])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1124,14 +1133,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q105, () => K0A0_x7(o, [...[], $q105]));
+  return $condWhy(() => K0A0_d19(o), $q107, () => K0A0_x7(o, [...[], $q107]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q114);
+    throw $wrap(e, $q116);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1139,7 +1148,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q115);
+    throw $wrap(e, $q117);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1148,7 +1157,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q115, () => K0A0_d21(o), $q112, $q113]);
+  return $why(path, K0A0V7, [$q117, () => K0A0_d21(o), $q114, $q115]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1160,27 +1169,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q116, () => K0A0_x9(o, [...[], $q116]));
+  return $condWhy(() => K0A0_d22(o), $q118, () => K0A0_x9(o, [...[], $q118]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q119);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q118, $q119).shape.length === 2)) && ($need(o.t2, $q120, $q121).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q119) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q121) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q119) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q121) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q122, $q119).dtype === $q123)) && ($need(o.t2, $q124, $q121).dtype === $q123)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q120, $q121).shape.length === 2)) && ($need(o.t2, $q122, $q123).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q121) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q123) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q121) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q123) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q124, $q121).dtype === $q125)) && ($need(o.t2, $q126, $q123).dtype === $q125)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q125);
+    throw $wrap(e, $q127);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q126, () => (o.t2 !== null), () => $where(path) + $q127, () => ($need(o.t1, $q118, $q119).shape.length === 2), () => $why(path, K0A0V9, [$q118, () => $need(o.t1, $q118, $q119).shape.length]), () => ($need(o.t2, $q120, $q121).shape.length === 2), () => $why(path, K0A0V9, [$q120, () => $need(o.t2, $q120, $q121).shape.length]), () => ($dimT(o.t1, (0 as number), $q119) === o.s0[0]), () => $why(path, K0A0V1, [$q128, () => $dimT(o.t1, (0 as number), $q119), $q88, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q121) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q121), $q88, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q119) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q129, () => $dimT(o.t1, (1 as number), $q119), $q117, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q121) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q121), $q117, () => K0A0_d23(o)]), () => ($need(o.t1, $q122, $q119).dtype === $q123), () => $why(path, K0A0V1, [$q122, () => $need(o.t1, $q122, $q119).dtype, $q84, $q83]), () => ($need(o.t2, $q124, $q121).dtype === $q123), () => $why(path, K0A0V1, [$q124, () => $need(o.t2, $q124, $q121).dtype, $q84, $q83]), () => $why(path, K0A0V1, [$q130, () => o.s0[1], $q76, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q128, () => (o.t2 !== null), () => $where(path) + $q129, () => ($need(o.t1, $q120, $q121).shape.length === 2), () => $why(path, K0A0V9, [$q120, () => $need(o.t1, $q120, $q121).shape.length]), () => ($need(o.t2, $q122, $q123).shape.length === 2), () => $why(path, K0A0V9, [$q122, () => $need(o.t2, $q122, $q123).shape.length]), () => ($dimT(o.t1, (0 as number), $q121) === o.s0[0]), () => $why(path, K0A0V1, [$q130, () => $dimT(o.t1, (0 as number), $q121), $q90, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q123) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q123), $q90, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q121) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q131, () => $dimT(o.t1, (1 as number), $q121), $q119, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q123) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q123), $q119, () => K0A0_d23(o)]), () => ($need(o.t1, $q124, $q121).dtype === $q125), () => $why(path, K0A0V1, [$q124, () => $need(o.t1, $q124, $q121).dtype, $q86, $q85]), () => ($need(o.t2, $q126, $q123).dtype === $q125), () => $why(path, K0A0V1, [$q126, () => $need(o.t2, $q126, $q123).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q132, () => o.s0[1], $q78, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1192,7 +1201,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q125, () => K0A0_x10(o, [...[], $q125]));
+  return $condWhy(() => K0A0_d24(o), $q127, () => K0A0_x10(o, [...[], $q127]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1200,35 +1209,35 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q33, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q35, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q131, $q119, 2, K0A0V14));
+  return (o.q1 ??= $buf(o.t1!, $q133, $q121, 2, K0A0V14));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q131, $q121, 2, K0A0V14));
+  return (o.q2 ??= $buf(o.t2!, $q133, $q123, 2, K0A0V14));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q131, $q132, 2, K0A0V14));
+  return (o.q3 ??= $buf(o.t3!, $q133, $q134, 2, K0A0V14));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q131, $q133, 2, K0A0V14));
+  return (o.q4 ??= $buf(o.t4!, $q133, $q135, 2, K0A0V14));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q131, $q134, 4, K0A0V14));
+  return (o.q5 ??= $buf(o.t5!, $q133, $q136, 4, K0A0V14));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q131, $q135, 4, K0A0V14));
+  return (o.q6 ??= $buf(o.t6!, $q133, $q137, 4, K0A0V14));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q131, $q136, 4, K0A0V14));
+  return (o.q7 ??= $buf(o.t7!, $q133, $q138, 4, K0A0V14));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q119);
+    if (o.t1 === null) $omitted(pp, $q45, $q121);
     const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q44, $q121);
+    if (o.t2 === null) $omitted(pp, $q46, $q123);
     const q1 = o.q2 ?? K0A0_z2(o);
     const q2 = o.q3 ?? K0A0_z3(o);
     const q3 = o.q4 ?? K0A0_z4(o);
@@ -1239,20 +1248,20 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
+    const b7 = [$u32(r0, pp, $q139), $u32(r1, pp, $q140), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q141, $q142, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q131, $q141, 2, K0A0V14));
+  return (o.q0 ??= $buf(o.t0!, $q133, $q143, 2, K0A0V14));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -1266,8 +1275,8 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
-    const b8 = [$u32(r0, pp, $q137), $f32(r1), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q144) : 0);
+    const b8 = [$u32(r0, pp, $q139), $f32(r1, pp, $q145), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1279,13 +1288,13 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q62, $q143, 2, K0A0V14));
+  return (o.q9 ??= $buf(o.t9!, $q64, $q146, 2, K0A0V14));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   const q0 = o.q9 ?? K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q144, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q147, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1295,13 +1304,13 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K0A0S0, $q145);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S0, $q148);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K0A0S0, $q146);
-    const c0 = $scratch($q147, x0);
-    const c1 = $scratch($q148, x1);
-    return $plan($q27, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q147, size: x0 }, { id: $q148, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S0, $q149);
+    const c0 = $scratch($q150, x0);
+    const c1 = $scratch($q151, x1);
+    return $plan($q29, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1318,32 +1327,32 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q91;
+  return $where([]) + $q93;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q131, $q77, 4, K0A0V14));
+  return (o.q8 ??= $buf(o.t8!, $q133, $q79, 4, K0A0V14));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q119);
+    if (o.t1 === null) $omitted(pp, $q45, $q121);
     const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q44, $q121);
+    if (o.t2 === null) $omitted(pp, $q46, $q123);
     const q1 = o.q2 ?? K0A0_z2(o);
     const q2 = o.q3 ?? K0A0_z3(o);
     const q3 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q66, $q77);
+    if (o.t8 === null) $omitted(pp, $q68, $q79);
     const q4 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q138), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q140), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q141, $q142, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1356,13 +1365,13 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K0A0S6, $q145);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S6, $q148);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K0A0S6, $q146);
-    const c0 = $scratch($q147, x0);
-    const c1 = $scratch($q148, x1);
-    return $plan($q27, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q147, size: x0 }, { id: $q148, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S6, $q149);
+    const c0 = $scratch($q150, x0);
+    const c1 = $scratch($q151, x1);
+    return $plan($q29, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1378,7 +1387,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q149);
+    throw $wrap(e, $q152);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1387,7 +1396,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q130, () => o.s0[1], $q149, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q153, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q132, () => o.s0[1], $q152, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1399,7 +1408,7 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q151, () => K0A0_x11(o, [...[], $q151]));
+  return $condWhy(() => K0A0_d26(o), $q154, () => K0A0_x11(o, [...[], $q154]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1414,14 +1423,14 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
+    const b6 = [$u32(r0, pp, $q139), $u32(r1, pp, $q140), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q141, $q142, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1434,13 +1443,13 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K0A0S10, $q145);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S10, $q148);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K0A0S10, $q146);
-    const c0 = $scratch($q147, x0);
-    const c1 = $scratch($q148, x1);
-    return $plan($q27, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q147, size: x0 }, { id: $q148, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S10, $q149);
+    const c0 = $scratch($q150, x0);
+    const c1 = $scratch($q151, x1);
+    return $plan($q29, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1457,18 +1466,18 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q0 = o.q0 ?? K0A0_z0(o);
     const q1 = o.q3 ?? K0A0_z3(o);
     const q2 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q66, $q77);
+    if (o.t8 === null) $omitted(pp, $q68, $q79);
     const q3 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q138), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q140), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
+    return $pass($q141, $q142, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1481,13 +1490,13 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K0A0S14, $q145);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S14, $q148);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K0A0S14, $q146);
-    const c0 = $scratch($q147, x0);
-    const c1 = $scratch($q148, x1);
-    return $plan($q27, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q147, size: x0 }, { id: $q148, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S14, $q149);
+    const c0 = $scratch($q150, x0);
+    const c1 = $scratch($q151, x1);
+    return $plan($q29, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1527,7 +1536,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q152);
+    throw $wrap(e, $q155);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1535,7 +1544,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q153);
+    throw $wrap(e, $q156);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1544,7 +1553,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q153, () => K0A0_d31(o), $q112, $q113]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q152, () => K0A0_d30(o), $q97, $q98]), () => $why(path, K0A0V7, [$q152, () => K0A0_d30(o), $q110, $q98])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q156, () => K0A0_d31(o), $q114, $q115]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q155, () => K0A0_d30(o), $q99, $q100]), () => $why(path, K0A0V7, [$q155, () => K0A0_d30(o), $q112, $q100])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1556,7 +1565,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q154, () => K0A0_x12(o, [...[], $q154]));
+  return $condWhy(() => K0A0_d32(o), $q157, () => K0A0_x12(o, [...[], $q157]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1564,7 +1573,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q106, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V28, [$q108, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1576,7 +1585,7 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q155, () => K0A0_x13(o, [...[], $q155]));
+  return $condWhy(() => K0A0_d33(o), $q158, () => K0A0_x13(o, [...[], $q158]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1591,11 +1600,11 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
-    const b7 = [$u32(r0, pp, $q137), $f32(r1), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q144) : 0);
+    const b7 = [$u32(r0, pp, $q139), $f32(r1, pp, $q145), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q26, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q28, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1603,7 +1612,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q27, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
+  return $plan($q29, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1614,7 +1623,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q27, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
+  return $plan($q29, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1625,7 +1634,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q27, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
+  return $plan($q29, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1636,7 +1645,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q27, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
+  return $plan($q29, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1649,18 +1658,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q27, $q156);
+    $evalFail(e, $q29, $q159);
   }
-  const h0 = $outShape(o0, 2, $q27, $q143);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q123 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q27, $q143, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q29, $q146);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q125 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q29, $q146, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q27, $q132, o.u3.shape, h1, $q81);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q29, $q134, o.u3.shape, h1, $q83);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q27, $q133, o.u4.shape, h2, $q80);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q29, $q135, o.u4.shape, h2, $q82);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q157, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q157, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q160, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q160, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1670,7 +1679,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q158, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q161, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
@@ -1678,7 +1687,7 @@ export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
   const ins = $bag(c, $q1, K0);
   const outs = $bag(c, $q2, K0);
-  const attrs = $bag(c, $q159, K0);
+  const attrs = $bag(c, $q3, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1699,35 +1708,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q141:
-          t0 = $td(ins[key], K0, $q131, key);
-          break;
-        case $q119:
-          t1 = $td(ins[key], K0, $q131, key);
+        case $q143:
+          t0 = $td(ins[key], K0, $q133, key);
           break;
         case $q121:
-          t2 = $td(ins[key], K0, $q131, key);
+          t1 = $td(ins[key], K0, $q133, key);
           break;
-        case $q132:
-          t3 = $td(ins[key], K0, $q131, key);
-          break;
-        case $q133:
-          t4 = $td(ins[key], K0, $q131, key);
+        case $q123:
+          t2 = $td(ins[key], K0, $q133, key);
           break;
         case $q134:
-          t5 = $td(ins[key], K0, $q131, key);
+          t3 = $td(ins[key], K0, $q133, key);
           break;
         case $q135:
-          t6 = $td(ins[key], K0, $q131, key);
+          t4 = $td(ins[key], K0, $q133, key);
           break;
         case $q136:
-          t7 = $td(ins[key], K0, $q131, key);
+          t5 = $td(ins[key], K0, $q133, key);
           break;
-        case $q77:
-          t8 = $td(ins[key], K0, $q131, key);
+        case $q137:
+          t6 = $td(ins[key], K0, $q133, key);
+          break;
+        case $q138:
+          t7 = $td(ins[key], K0, $q133, key);
+          break;
+        case $q79:
+          t8 = $td(ins[key], K0, $q133, key);
           break;
         default:
-          $fail($q0, K0 + $q160 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1735,17 +1744,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q143:
-          t9 = $td(outs[key], K0, $q62, key);
+        case $q146:
+          t9 = $td(outs[key], K0, $q64, key);
           break;
-        case $q132:
-          u3 = $td(outs[key], K0, $q62, key);
+        case $q134:
+          u3 = $td(outs[key], K0, $q64, key);
           break;
-        case $q133:
-          u4 = $td(outs[key], K0, $q62, key);
+        case $q135:
+          u4 = $td(outs[key], K0, $q64, key);
           break;
         default:
-          $fail($q0, K0 + $q161 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1753,20 +1762,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q162:
+        case $q164:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q163:
+        case $q165:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q164:
+        case $q166:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q142:
+        case $q144:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q165 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1775,80 +1784,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q131, $q141);
+    $missing(K0, $q133, $q143);
   } else {
     dt0 = t0.dtype;
-    by0 = $q141;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q131, $q141);
+    by0 = $q143;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q133, $q143);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q131, $q119);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q133, $q121);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q131, $q121);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q133, $q123);
   }
   if (t3 === null) {
-    $missing(K0, $q131, $q132);
+    $missing(K0, $q133, $q134);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q131, $q132);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q133, $q134);
   }
   if (t4 === null) {
-    $missing(K0, $q131, $q133);
+    $missing(K0, $q133, $q135);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q131, $q133);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q133, $q135);
   }
   if (t5 === null) {
-    $missing(K0, $q131, $q134);
+    $missing(K0, $q133, $q136);
   } else {
     dt1 = t5.dtype;
-    by1 = $q134;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q131, $q134);
+    by1 = $q136;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q133, $q136);
   }
   if (t6 === null) {
-    $missing(K0, $q131, $q135);
+    $missing(K0, $q133, $q137);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q131, $q135);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q133, $q137);
   }
   if (t7 === null) {
-    $missing(K0, $q131, $q136);
+    $missing(K0, $q133, $q138);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q131, $q136);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q133, $q138);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q131, $q77);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q133, $q79);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q62, $q143);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q64, $q146);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q62, $q132);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q64, $q134);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q62, $q133);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q64, $q135);
   }
-  if (dt0 === undefined) dt0 = $q123;
-  else if (dt0 !== $q123) $fail($q0, K0 + $q166 + dt0 + $q167);
-  if (dt1 === undefined) dt1 = $q168;
-  else if (dt1 !== $q168) $fail($q0, K0 + ": S = " + dt1 + $q169);
-  $num(g0, false, K0, $q162);
-  $num(g1, false, K0, $q163);
-  $num(g2, false, K0, $q164);
-  $num(g3, false, K0, $q142);
+  if (dt0 === undefined) dt0 = $q125;
+  else if (dt0 !== $q125) $fail($q0, K0 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
+  $num(g0, false, K0, $q164);
+  $num(g1, false, K0, $q165);
+  $num(g2, false, K0, $q166);
+  $num(g3, false, K0, $q144);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q170);
-  if (a2 === undefined) $fail($q0, K0 + $q171);
-  if (dt0 === $q123 && dt1 === $q168) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q158, K0 + $q172 + "T=" + dt0 + ", " + "S=" + dt1 + $q173);
+  if (a1 === undefined) $fail($q0, K0 + $q172);
+  if (a2 === undefined) $fail($q0, K0 + $q173);
+  if (dt0 === $q125 && dt1 === $q170) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q161, K0 + $q174 + "T=" + dt0 + ", " + "S=" + dt1 + $q175);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1882,95 +1891,95 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q174;
+const K1 = $q176;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q175;
-const K1A0V3: readonly string[] = [$q176, $q28, $q29, $q177, $q178, "dim(shapes.pastKeyT, 2)", $q179, $q180, $q32];
+const K1A0S1 = K1A0S0 + $q177;
+const K1A0V3: readonly string[] = [$q178, $q30, $q31, $q179, $q180, "dim(shapes.pastKeyT, 2)", $q181, $q182, $q34];
 const K1A0S2 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q181;
-const K1A0V4: readonly string[] = [$q28, $q29, $q177, $q178, $q179, $q180, $q32];
-const K1A0V5: readonly string[] = [$q176, $q28, $q29, $q182, $q179, $q32];
+const K1A0S3 = K1A0S0 + $q183;
+const K1A0V4: readonly string[] = [$q30, $q31, $q179, $q180, $q181, $q182, $q34];
+const K1A0V5: readonly string[] = [$q178, $q30, $q31, $q184, $q181, $q34];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q29, $q179];
+const K1A0V6: readonly string[] = [$q31, $q181];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q43, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q174;
-const K1A0V7: readonly [number, string, string] = [1073741824, $q42, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q56, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q50, 2]);
-const K1A0V9: readonly string[] = [$q53, $q54];
-const K1A0V10: readonly BindingPlan[] = $bl([$q56, 1, $q189, 1, $q190, 1, $q187, 1, $q188, 1, "rotated_query", 0, $q50, 2]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q56, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q193, 0, $q50, 2]);
-const K1A0V12: readonly string[] = [$q194, $q53, $q60];
-const K1A0S5 = K1A0S0 + $q195;
-const K1A0V13: readonly BindingPlan[] = $bl([$q193, 1, $q62, 0]);
-const K1A0V14: readonly string[] = [$q60];
-const K1A0S6 = K1A0S0 + $q63;
-const K1A0V15: readonly string[] = [K1A0S0, $q196, K1A0S0, $q197];
+const K1A0S4 = $q176;
+const K1A0V7: readonly [number, string, string] = [1073741824, $q44, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q58, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q191, 1, $q192, 1, $q52, 2]);
+const K1A0V9: readonly string[] = [$q55, $q56];
+const K1A0V10: readonly BindingPlan[] = $bl([$q58, 1, $q191, 1, $q192, 1, $q189, 1, $q190, 1, "rotated_query", 0, $q52, 2]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q58, 1, $q187, 1, $q188, 1, $q193, 1, $q194, 1, $q189, 1, $q190, 1, $q195, 0, $q52, 2]);
+const K1A0V12: readonly string[] = [$q196, $q55, $q62];
+const K1A0S5 = K1A0S0 + $q197;
+const K1A0V13: readonly BindingPlan[] = $bl([$q195, 1, $q64, 0]);
+const K1A0V14: readonly string[] = [$q62];
+const K1A0S6 = K1A0S0 + $q65;
+const K1A0V15: readonly string[] = [K1A0S0, $q198, K1A0S0, $q199];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q56, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
-const K1A0S8 = K1A0S7 + $q175;
-const K1A0S9 = K1A0S7 + $q195;
-const K1A0S10 = K1A0S7 + $q63;
-const K1A0V17: readonly string[] = [K1A0S7, $q197];
+const K1A0V16: readonly BindingPlan[] = $bl([$q58, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q52, 2]);
+const K1A0S8 = K1A0S7 + $q177;
+const K1A0S9 = K1A0S7 + $q197;
+const K1A0S10 = K1A0S7 + $q65;
+const K1A0V17: readonly string[] = [K1A0S7, $q199];
 const K1A0V18: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q175;
-const K1A0S13 = K1A0S11 + $q181;
+const K1A0S12 = K1A0S11 + $q177;
+const K1A0S13 = K1A0S11 + $q183;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V19: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q189, 1, $q190, 1, $q50, 2]);
-const K1A0S14 = K1A0S11 + $q195;
-const K1A0S15 = K1A0S11 + $q63;
-const K1A0V20: readonly string[] = [K1A0S11, $q196, K1A0S11, $q197];
+const K1A0V19: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q191, 1, $q192, 1, $q52, 2]);
+const K1A0S14 = K1A0S11 + $q197;
+const K1A0S15 = K1A0S11 + $q65;
+const K1A0V20: readonly string[] = [K1A0S11, $q198, K1A0S11, $q199];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, 1, $q185, 0, $q186, 0, $q187, 1, $q188, 1, $q50, 2]);
-const K1A0S17 = K1A0S16 + $q175;
-const K1A0S18 = K1A0S16 + $q195;
-const K1A0S19 = K1A0S16 + $q63;
-const K1A0V22: readonly string[] = [K1A0S16, $q197];
+const K1A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q52, 2]);
+const K1A0S17 = K1A0S16 + $q177;
+const K1A0S18 = K1A0S16 + $q197;
+const K1A0S19 = K1A0S16 + $q65;
+const K1A0V22: readonly string[] = [K1A0S16, $q199];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q175;
-const K1A0S22 = K1A0S20 + $q181;
+const K1A0S21 = K1A0S20 + $q177;
+const K1A0S22 = K1A0S20 + $q183;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q56, 1, $q185, 1, $q186, 1, $q191, 1, $q192, 1, $q187, 1, $q188, 1, $q62, 0, $q50, 2]);
-const K1A0V24: readonly string[] = [$q194];
-const K1A0S23 = K1A0S20 + $q200;
-const K1A0V25: readonly string[] = [K1A0S20, $q196];
+const K1A0V23: readonly BindingPlan[] = $bl([$q58, 1, $q187, 1, $q188, 1, $q193, 1, $q194, 1, $q189, 1, $q190, 1, $q64, 0, $q52, 2]);
+const K1A0V24: readonly string[] = [$q196];
+const K1A0S23 = K1A0S20 + $q202;
+const K1A0V25: readonly string[] = [K1A0S20, $q198];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q175;
-const K1A0S26 = K1A0S24 + $q200;
+const K1A0S25 = K1A0S24 + $q177;
+const K1A0S26 = K1A0S24 + $q202;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q175;
-const K1A0S29 = K1A0S27 + $q181;
+const K1A0S28 = K1A0S27 + $q177;
+const K1A0S29 = K1A0S27 + $q183;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q200;
-const K1A0V26: readonly string[] = [K1A0S27, $q196];
+const K1A0S30 = K1A0S27 + $q202;
+const K1A0V26: readonly string[] = [K1A0S27, $q198];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q198 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q199, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q175;
-const K1A0S33 = K1A0S31 + $q200;
+const K1A0S32 = K1A0S31 + $q177;
+const K1A0S33 = K1A0S31 + $q202;
 
 interface K1A0 {
   readonly t0: TensorDesc | null;
@@ -2053,7 +2062,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q74);
+    throw $wrap(e, $q76);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2070,7 +2079,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q78);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2086,7 +2095,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q86);
+    throw $wrap(e, $q88);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2094,7 +2103,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q201);
+    throw $wrap(e, $q203);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2104,9 +2113,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q202) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q204) : 0));
   } catch (e) {
-    throw $wrap(e, $q203);
+    throw $wrap(e, $q205);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2114,16 +2123,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q204);
+    throw $wrap(e, $q206);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q205, $q202).shape.length === 2)) && ($need(o.t10, $q206, $q207).shape.length === 2)) && $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q210, $q202).dtype === $q123)) && ($need(o.t10, $q211, $q207).dtype === $q123)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q207, $q204).shape.length === 2)) && ($need(o.t10, $q208, $q209).shape.length === 2)) && $same($need(o.t10, $q210, $q209).shape as readonly number[], $need(o.t9, $q211, $q204).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q212, $q204).dtype === $q125)) && ($need(o.t10, $q213, $q209).dtype === $q125)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q212);
+    throw $wrap(e, $q214);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2131,7 +2140,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q119);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2139,7 +2148,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q149);
+    throw $wrap(e, $q152);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2147,7 +2156,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q213);
+    throw $wrap(e, $q215);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2156,37 +2165,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q85, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q214, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q87, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q216, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q184, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q176, () => o.a0]);
+  return $why(path, K0A0V6, [$q178, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q82, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q90 : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q84, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q92 : K1A0_x3(o, [...path, $q217]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q87, () => o.t11!.shape[0], $q75, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q89, () => o.t11!.shape[1], $q216, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q76, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q84, $q83])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q89, () => o.t11!.shape[0], $q77, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q91, () => o.t11!.shape[1], $q218, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q78, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q86, $q85])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q217, () => o.s4, $q218, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q75, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q28, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q83, $q84, $q83])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q219, () => o.s4, $q220, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q77, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q30, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q85, $q86, $q85])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q86, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q214, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q219, () => o.s6[1]]), () => $why(path, K0A0V7, [$q219, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q88, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q216, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q221, () => o.s6[1]]), () => $why(path, K0A0V7, [$q221, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q75, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q77, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q205, $q202).shape.length === 2), () => $why(path, K0A0V9, [$q205, () => $need(o.t9, $q205, $q202).shape.length]), () => ($need(o.t10, $q206, $q207).shape.length === 2), () => $why(path, K0A0V9, [$q206, () => $need(o.t10, $q206, $q207).shape.length]), () => $same($need(o.t10, $q208, $q207).shape as readonly number[], $need(o.t9, $q209, $q202).shape as readonly number[]), () => $why(path, K0A0V0, [$q208, () => $need(o.t10, $q208, $q207).shape, $q209, () => $need(o.t9, $q209, $q202).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q203, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q204, () => K1A0_d10(o), $q82, () => o.s3[3]]), () => ($need(o.t9, $q210, $q202).dtype === $q123), () => $why(path, K0A0V1, [$q210, () => $need(o.t9, $q210, $q202).dtype, $q84, $q83]), () => $why(path, K0A0V1, [$q211, () => $need(o.t10, $q211, $q207).dtype, $q84, $q83])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q215]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q207, $q204).shape.length === 2), () => $why(path, K0A0V9, [$q207, () => $need(o.t9, $q207, $q204).shape.length]), () => ($need(o.t10, $q208, $q209).shape.length === 2), () => $why(path, K0A0V9, [$q208, () => $need(o.t10, $q208, $q209).shape.length]), () => $same($need(o.t10, $q210, $q209).shape as readonly number[], $need(o.t9, $q211, $q204).shape as readonly number[]), () => $why(path, K0A0V0, [$q210, () => $need(o.t10, $q210, $q209).shape, $q211, () => $need(o.t9, $q211, $q204).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q205, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q206, () => K1A0_d10(o), $q84, () => o.s3[3]]), () => ($need(o.t9, $q212, $q204).dtype === $q125), () => $why(path, K0A0V1, [$q212, () => $need(o.t9, $q212, $q204).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q213, () => $need(o.t10, $q213, $q209).dtype, $q86, $q85])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q182, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q217]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2194,7 +2203,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q74]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q93]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q92]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q201]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q212]), () => K1A0_x9(o, [...path, $q213])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q76]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q95]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q94]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q203]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q214]), () => K1A0_x9(o, [...path, $q215])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2206,7 +2215,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q220, () => K1A0_x0(o, [...[], $q220]));
+  return $condWhy(() => K1A0_d15(o), $q222, () => K1A0_x0(o, [...[], $q222]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2229,7 +2238,7 @@ function K1A0_d18(o: K1A0): number {
   try {
     return (o.m18 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q114);
+    throw $wrap(e, $q116);
   }
 }
 /** derive "sparseRowOk": memo m19 */
@@ -2249,12 +2258,12 @@ function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q99);
+    throw $wrap(e, $q101);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q216, () => o.s0[1], $q95, $q96]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q28, () => o.a1, $q95, $q96]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q75, () => o.s0[0], $q95, $q96]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q95, $q96]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q95, $q96]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q97, $q98]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q221, () => K1A0_d20(o), $q110, $q98]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q110, $q98])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q218, () => o.s0[1], $q97, $q98]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q30, () => o.a1, $q97, $q98]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q77, () => o.s0[0], $q97, $q98]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q97, $q98]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q97, $q98]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q223, () => K1A0_d20(o), $q99, $q100]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q223, () => K1A0_d20(o), $q112, $q100]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q112, $q100])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2266,19 +2275,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q99, () => K1A0_x10(o, [...[], $q99]));
+  return $condWhy(() => K1A0_d21(o), $q101, () => K1A0_x10(o, [...[], $q101]));
 }
 /** derive "bindingsFit": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
   try {
     return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q222);
+    throw $wrap(e, $q224);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q223, $q108]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q223, $q108])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q225, $q110]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q225, $q110])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2290,7 +2299,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q222, () => K1A0_x11(o, [...[], $q222]));
+  return $condWhy(() => K1A0_d22(o), $q224, () => K1A0_x11(o, [...[], $q224]));
 }
 /** derive "packedKv": memo m23 */
 function K1A0_d23(o: K1A0): boolean {
@@ -2298,7 +2307,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q149, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q153, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q226, () => o.s0[2], $q152, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2310,7 +2319,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q151, () => K1A0_x12(o, [...[], $q151]));
+  return $condWhy(() => K1A0_d23(o), $q154, () => K1A0_x12(o, [...[], $q154]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2322,14 +2331,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q215, () => K1A0_x3(o, [...[], $q215]));
+  return $condWhy(() => K1A0_d1(o), $q217, () => K1A0_x3(o, [...[], $q217]));
 }
 /** derive "attnStorageBytes": memo m24 */
 function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q225);
+    throw $wrap(e, $q227);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2338,7 +2347,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q114, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q225, () => K1A0_d24(o), $q112, $q113])]);
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q116, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q227, () => K1A0_d24(o), $q114, $q115])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2350,7 +2359,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q226, () => K1A0_x13(o, [...[], $q226]));
+  return $condWhy(() => K1A0_d25(o), $q228, () => K1A0_x13(o, [...[], $q228]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2381,7 +2390,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q100);
+    throw $wrap(e, $q102);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2389,7 +2398,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q227);
+    throw $wrap(e, $q229);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2409,12 +2418,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q228);
+    throw $wrap(e, $q230);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q100, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q95, $q96]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q100, () => K1A0_d29(o), $q95, $q96]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q227, () => K1A0_d30(o), $q223, $q108]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q97, $q98]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d32(o), $q110, $q98]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q112, $q113])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q102, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q97, $q98]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q102, () => K1A0_d29(o), $q97, $q98]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d30(o), $q225, $q110]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d32(o), $q99, $q100]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d32(o), $q112, $q100]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q114, $q115])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2426,43 +2435,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q228, () => K1A0_x14(o, [...[], $q228]));
+  return $condWhy(() => K1A0_d33(o), $q230, () => K1A0_x14(o, [...[], $q230]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q178, $q202).shape, 1, $q209);
+    return $dimS($need(o.t9, $q180, $q204).shape, 1, $q211);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q178, $q202).shape, 1, $q209));
+    return $show($dimS($need(o.t9, $q180, $q204).shape, 1, $q211));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q19 + e.message;
+    if (e instanceof EvalFailure) return $q20 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q131, $q141, 2, K1A0V7));
+  return (o.q0 ??= $buf(o.t0!, $q133, $q143, 2, K1A0V7));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q131, $q230, 2, K1A0V7));
+  return (o.q3 ??= $buf(o.t3!, $q133, $q232, 2, K1A0V7));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q131, $q231, 2, K1A0V7));
+  return (o.q4 ??= $buf(o.t4!, $q133, $q233, 2, K1A0V7));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q131, $q232, 4, K1A0V7));
+  return (o.q7 ??= $buf(o.t7!, $q133, $q234, 4, K1A0V7));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q131, $q233, 4, K1A0V7));
+  return (o.q8 ??= $buf(o.t8!, $q133, $q235, 4, K1A0V7));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q131, $q202, 2, K1A0V7));
+  return (o.q9 ??= $buf(o.t9!, $q133, $q204, 2, K1A0V7));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q131, $q207, 2, K1A0V7));
+  return (o.q10 ??= $buf(o.t10!, $q133, $q209, 2, K1A0V7));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2472,18 +2481,18 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = o.q4 ?? K1A0_z4(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q189, $q202);
+    if (o.t9 === null) $omitted(pp, $q191, $q204);
     const q5 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q190, $q207);
+    if (o.t10 === null) $omitted(pp, $q192, $q209);
     const q6 = o.q10 ?? K1A0_z10(o);
-    const b7 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), 0, 0];
+    const b7 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q237, $q238, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2492,13 +2501,13 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   let st = 0;
   try {
     const q0 = o.q0 ?? K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q189, $q202);
+    if (o.t9 === null) $omitted(pp, $q191, $q204);
     const q1 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q190, $q207);
+    if (o.t10 === null) $omitted(pp, $q192, $q209);
     const q2 = o.q10 ?? K1A0_z10(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), 0, 0];
+    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2511,10 +2520,10 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q131, $q237, 4, K1A0V7));
+  return (o.q5 ??= $buf(o.t5!, $q133, $q239, 4, K1A0V7));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q131, $q238, 4, K1A0V7));
+  return (o.q6 ??= $buf(o.t6!, $q133, $q240, 4, K1A0V7));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2527,7 +2536,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     const q5 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2535,13 +2544,13 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
+    return $pass($q245, $q246, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q62, $q143, 2, K1A0V7));
+  return (o.q11 ??= $buf(o.t11!, $q64, $q146, 2, K1A0V7));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
@@ -2551,7 +2560,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q144, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q147, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2561,23 +2570,23 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S0 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
+    if (s0 === undefined) $noShown(K1A0S0 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S0 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S0 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q42, K1A0S0, $q249);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S0, $q251);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K1A0S0, $q250);
-    const c0 = $scratch($q251, x0);
-    const c1 = $scratch($q193, x1);
-    return $plan($q174, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q251, size: x0 }, { id: $q193, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K1A0S0, $q252);
+    const c0 = $scratch($q253, x0);
+    const c1 = $scratch($q195, x1);
+    return $plan($q176, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q253, size: x0 }, { id: $q195, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2598,7 +2607,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q215, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q217, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2608,14 +2617,14 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = o.q4 ?? K1A0_z4(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b5 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), 0, 0];
+    const b5 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q237, $q238, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2632,7 +2641,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2640,7 +2649,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
+    return $pass($q245, $q246, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2649,15 +2658,15 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S7 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S7 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K1A0S7, $q250);
-    const c0 = $scratch($q193, x0);
-    return $plan($q174, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q193, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K1A0S7, $q252);
+    const c0 = $scratch($q195, x0);
+    return $plan($q176, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q195, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2671,14 +2680,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q118, $q119).shape.length === 3)) && ($need(o.t2, $q120, $q121).shape.length === 3)) && $same($need(o.t1, $q253, $q119).shape as readonly number[], $need(o.t2, $q254, $q121).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q119) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q119) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q119) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q122, $q119).dtype === $q123)) && ($need(o.t2, $q124, $q121).dtype === $q123)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q120, $q121).shape.length === 3)) && ($need(o.t2, $q122, $q123).shape.length === 3)) && $same($need(o.t1, $q255, $q121).shape as readonly number[], $need(o.t2, $q256, $q123).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q121) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q121) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q121) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q124, $q121).dtype === $q125)) && ($need(o.t2, $q126, $q123).dtype === $q125)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q125);
+    throw $wrap(e, $q127);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q126, () => (o.t2 !== null), () => $where(path) + $q127, () => ($need(o.t1, $q118, $q119).shape.length === 3), () => $why(path, K1A0V18, [$q118, () => $need(o.t1, $q118, $q119).shape.length]), () => ($need(o.t2, $q120, $q121).shape.length === 3), () => $why(path, K1A0V18, [$q120, () => $need(o.t2, $q120, $q121).shape.length]), () => $same($need(o.t1, $q253, $q119).shape as readonly number[], $need(o.t2, $q254, $q121).shape as readonly number[]), () => $why(path, K0A0V0, [$q253, () => $need(o.t1, $q253, $q119).shape, $q254, () => $need(o.t2, $q254, $q121).shape]), () => ($dimT(o.t1, (0 as number), $q119) === o.s0[0]), () => $why(path, K0A0V1, [$q128, () => $dimT(o.t1, (0 as number), $q119), $q75, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q119) === o.s0[1]), () => $why(path, K0A0V1, [$q129, () => $dimT(o.t1, (1 as number), $q119), $q216, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q119) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q119), $q117, () => K1A0_d12(o)]), () => ($need(o.t1, $q122, $q119).dtype === $q123), () => $why(path, K0A0V1, [$q122, () => $need(o.t1, $q122, $q119).dtype, $q84, $q83]), () => ($need(o.t2, $q124, $q121).dtype === $q123), () => $why(path, K0A0V1, [$q124, () => $need(o.t2, $q124, $q121).dtype, $q84, $q83]), () => $why(path, K0A0V1, [$q224, () => o.s0[2], $q76, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q128, () => (o.t2 !== null), () => $where(path) + $q129, () => ($need(o.t1, $q120, $q121).shape.length === 3), () => $why(path, K1A0V18, [$q120, () => $need(o.t1, $q120, $q121).shape.length]), () => ($need(o.t2, $q122, $q123).shape.length === 3), () => $why(path, K1A0V18, [$q122, () => $need(o.t2, $q122, $q123).shape.length]), () => $same($need(o.t1, $q255, $q121).shape as readonly number[], $need(o.t2, $q256, $q123).shape as readonly number[]), () => $why(path, K0A0V0, [$q255, () => $need(o.t1, $q255, $q121).shape, $q256, () => $need(o.t2, $q256, $q123).shape]), () => ($dimT(o.t1, (0 as number), $q121) === o.s0[0]), () => $why(path, K0A0V1, [$q130, () => $dimT(o.t1, (0 as number), $q121), $q77, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q121) === o.s0[1]), () => $why(path, K0A0V1, [$q131, () => $dimT(o.t1, (1 as number), $q121), $q218, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q121) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q121), $q119, () => K1A0_d12(o)]), () => ($need(o.t1, $q124, $q121).dtype === $q125), () => $why(path, K0A0V1, [$q124, () => $need(o.t1, $q124, $q121).dtype, $q86, $q85]), () => ($need(o.t2, $q126, $q123).dtype === $q125), () => $why(path, K0A0V1, [$q126, () => $need(o.t2, $q126, $q123).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q226, () => o.s0[2], $q78, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2690,37 +2699,37 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q125, () => K1A0_x15(o, [...[], $q125]));
+  return $condWhy(() => K1A0_d34(o), $q127, () => K1A0_x15(o, [...[], $q127]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q131, $q119, 2, K1A0V7));
+  return (o.q1 ??= $buf(o.t1!, $q133, $q121, 2, K1A0V7));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q131, $q121, 2, K1A0V7));
+  return (o.q2 ??= $buf(o.t2!, $q133, $q123, 2, K1A0V7));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q119);
+    if (o.t1 === null) $omitted(pp, $q45, $q121);
     const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q44, $q121);
+    if (o.t2 === null) $omitted(pp, $q46, $q123);
     const q1 = o.q2 ?? K1A0_z2(o);
     const q2 = o.q3 ?? K1A0_z3(o);
     const q3 = o.q4 ?? K1A0_z4(o);
     const q4 = o.q7 ?? K1A0_z7(o);
     const q5 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q189, $q202);
+    if (o.t9 === null) $omitted(pp, $q191, $q204);
     const q6 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q190, $q207);
+    if (o.t10 === null) $omitted(pp, $q192, $q209);
     const q7 = o.q10 ?? K1A0_z10(o);
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), 0, 0];
+    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
+    return $pass($q237, $q238, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2730,23 +2739,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S11 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S11 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S11 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q258;
+    if (s1 === undefined) $noShown(K1A0S11 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q42, K1A0S11, $q249);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S11, $q251);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q42, K1A0S11, $q250);
-    const c0 = $scratch($q251, x0);
-    const c1 = $scratch($q193, x1);
-    return $plan($q174, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q251, size: x0 }, { id: $q193, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K1A0S11, $q252);
+    const c0 = $scratch($q253, x0);
+    const c1 = $scratch($q195, x1);
+    return $plan($q176, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q253, size: x0 }, { id: $q195, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V20, st);
   }
@@ -2760,22 +2769,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q119);
+    if (o.t1 === null) $omitted(pp, $q45, $q121);
     const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q44, $q121);
+    if (o.t2 === null) $omitted(pp, $q46, $q123);
     const q1 = o.q2 ?? K1A0_z2(o);
     const q2 = o.q3 ?? K1A0_z3(o);
     const q3 = o.q4 ?? K1A0_z4(o);
     const q4 = o.q7 ?? K1A0_z7(o);
     const q5 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), 0, 0];
+    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q237, $q238, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2784,15 +2793,15 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
-    if (s0 === undefined) $noShown(K1A0S16 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q259;
+    if (s0 === undefined) $noShown(K1A0S16 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q42, K1A0S16, $q250);
-    const c0 = $scratch($q193, x0);
-    return $plan($q174, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q193, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K1A0S16, $q252);
+    const c0 = $scratch($q195, x0);
+    return $plan($q176, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q195, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V22, st);
   }
@@ -2815,11 +2824,11 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
+    return $pass($q260, $q261, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V24, st);
   }
@@ -2829,18 +2838,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S20 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
+    if (s0 === undefined) $noShown(K1A0S20 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S20 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S20 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q42, K1A0S20, $q249);
-    const c0 = $scratch($q251, x0);
-    return $plan($q174, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q251, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S20, $q251);
+    const c0 = $scratch($q253, x0);
+    return $plan($q176, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q253, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V25, st);
   }
@@ -2863,21 +2872,21 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const q7 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
+    return $pass($q260, $q261, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V24, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
-  if (s0 === undefined) $noShown(K1A0S24 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
+  if (s0 === undefined) $noShown(K1A0S24 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q174, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
+  return $plan($q176, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2889,18 +2898,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S27 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S27 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S27 + $q248, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q258;
+    if (s1 === undefined) $noShown(K1A0S27 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q42, K1A0S27, $q249);
-    const c0 = $scratch($q251, x0);
-    return $plan($q174, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q251, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S27, $q251);
+    const c0 = $scratch($q253, x0);
+    return $plan($q176, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q253, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2912,10 +2921,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
-  if (s0 === undefined) $noShown(K1A0S31 + $q246, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q259;
+  if (s0 === undefined) $noShown(K1A0S31 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q174, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
+  return $plan($q176, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2927,19 +2936,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q174, $q156);
+    $evalFail(e, $q176, $q159);
   }
-  const h0 = $outShape(o0, 3, $q174, $q143);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q123 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q143, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q176, $q146);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q125 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q176, $q146, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q230, o.u3.shape, h1, $q218);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q176, $q232, o.u3.shape, h1, $q220);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q231, o.u4.shape, h2, $q217);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q176, $q233, o.u4.shape, h2, $q219);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q157, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q157, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q157, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q160, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q160, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q160, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2949,7 +2958,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q158, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q161, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
@@ -2957,7 +2966,7 @@ export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
   const ins = $bag(c, $q1, K1);
   const outs = $bag(c, $q2, K1);
-  const attrs = $bag(c, $q159, K1);
+  const attrs = $bag(c, $q3, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -2982,41 +2991,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q141:
-          t0 = $td(ins[key], K1, $q131, key);
-          break;
-        case $q119:
-          t1 = $td(ins[key], K1, $q131, key);
+        case $q143:
+          t0 = $td(ins[key], K1, $q133, key);
           break;
         case $q121:
-          t2 = $td(ins[key], K1, $q131, key);
+          t1 = $td(ins[key], K1, $q133, key);
           break;
-        case $q230:
-          t3 = $td(ins[key], K1, $q131, key);
-          break;
-        case $q231:
-          t4 = $td(ins[key], K1, $q131, key);
-          break;
-        case $q237:
-          t5 = $td(ins[key], K1, $q131, key);
-          break;
-        case $q238:
-          t6 = $td(ins[key], K1, $q131, key);
+        case $q123:
+          t2 = $td(ins[key], K1, $q133, key);
           break;
         case $q232:
-          t7 = $td(ins[key], K1, $q131, key);
+          t3 = $td(ins[key], K1, $q133, key);
           break;
         case $q233:
-          t8 = $td(ins[key], K1, $q131, key);
+          t4 = $td(ins[key], K1, $q133, key);
           break;
-        case $q202:
-          t9 = $td(ins[key], K1, $q131, key);
+        case $q239:
+          t5 = $td(ins[key], K1, $q133, key);
           break;
-        case $q207:
-          t10 = $td(ins[key], K1, $q131, key);
+        case $q240:
+          t6 = $td(ins[key], K1, $q133, key);
+          break;
+        case $q234:
+          t7 = $td(ins[key], K1, $q133, key);
+          break;
+        case $q235:
+          t8 = $td(ins[key], K1, $q133, key);
+          break;
+        case $q204:
+          t9 = $td(ins[key], K1, $q133, key);
+          break;
+        case $q209:
+          t10 = $td(ins[key], K1, $q133, key);
           break;
         default:
-          $fail($q0, K1 + $q160 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3024,17 +3033,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q143:
-          t11 = $td(outs[key], K1, $q62, key);
+        case $q146:
+          t11 = $td(outs[key], K1, $q64, key);
           break;
-        case $q230:
-          u3 = $td(outs[key], K1, $q62, key);
+        case $q232:
+          u3 = $td(outs[key], K1, $q64, key);
           break;
-        case $q231:
-          u4 = $td(outs[key], K1, $q62, key);
+        case $q233:
+          u4 = $td(outs[key], K1, $q64, key);
           break;
         default:
-          $fail($q0, K1 + $q161 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3042,26 +3051,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q260:
+        case $q262:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q163:
+        case $q165:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q164:
+        case $q166:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q261:
+        case $q263:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q142:
+        case $q144:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q262:
+        case $q264:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q165 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3070,95 +3079,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q131, $q141);
+    $missing(K1, $q133, $q143);
   } else {
     dt0 = t0.dtype;
-    by0 = $q141;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q131, $q141);
+    by0 = $q143;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q133, $q143);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q131, $q119);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q133, $q121);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q131, $q121);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q133, $q123);
   }
   if (t3 === null) {
-    $missing(K1, $q131, $q230);
+    $missing(K1, $q133, $q232);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q131, $q230);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q133, $q232);
   }
   if (t4 === null) {
-    $missing(K1, $q131, $q231);
+    $missing(K1, $q133, $q233);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q131, $q231);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q133, $q233);
   }
   if (t5 === null) {
-    $missing(K1, $q131, $q237);
+    $missing(K1, $q133, $q239);
   } else {
     dt1 = t5.dtype;
-    by1 = $q237;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q131, $q237);
+    by1 = $q239;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q133, $q239);
   }
   if (t6 === null) {
-    $missing(K1, $q131, $q238);
+    $missing(K1, $q133, $q240);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q131, $q238);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q133, $q240);
   }
   if (t7 === null) {
-    $missing(K1, $q131, $q232);
+    $missing(K1, $q133, $q234);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q131, $q232);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q133, $q234);
   }
   if (t8 === null) {
-    $missing(K1, $q131, $q233);
+    $missing(K1, $q133, $q235);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q131, $q233);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q133, $q235);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q131, $q202);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q133, $q204);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q131, $q207);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q133, $q209);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q62, $q143);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q64, $q146);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q62, $q230);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q64, $q232);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q62, $q231);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q64, $q233);
   }
-  if (dt0 === undefined) dt0 = $q123;
-  else if (dt0 !== $q123) $fail($q0, K1 + $q166 + dt0 + $q167);
-  if (dt1 === undefined) dt1 = $q168;
-  else if (dt1 !== $q168) $fail($q0, K1 + ": M = " + dt1 + $q169);
-  $num(g0, false, K1, $q260);
-  $num(g1, false, K1, $q163);
-  $num(g2, false, K1, $q164);
-  $num(g3, false, K1, $q261);
-  $num(g4, false, K1, $q142);
-  $num(g5, false, K1, $q262);
+  if (dt0 === undefined) dt0 = $q125;
+  else if (dt0 !== $q125) $fail($q0, K1 + $q168 + dt0 + $q169);
+  if (dt1 === undefined) dt1 = $q170;
+  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
+  $num(g0, false, K1, $q262);
+  $num(g1, false, K1, $q165);
+  $num(g2, false, K1, $q166);
+  $num(g3, false, K1, $q263);
+  $num(g4, false, K1, $q144);
+  $num(g5, false, K1, $q264);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q263);
-  if (a1 === undefined) $fail($q0, K1 + $q170);
-  if (a2 === undefined) $fail($q0, K1 + $q171);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q263);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q265);
+  if (a1 === undefined) $fail($q0, K1 + $q172);
+  if (a2 === undefined) $fail($q0, K1 + $q173);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q265);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q123 && dt1 === $q168) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
-  return $fail($q158, K1 + $q172 + "T=" + dt0 + ", " + "M=" + dt1 + $q173);
+  if (dt0 === $q125 && dt1 === $q170) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
+  return $fail($q161, K1 + $q174 + "T=" + dt0 + ", " + "M=" + dt1 + $q175);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

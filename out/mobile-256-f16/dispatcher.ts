@@ -6,258 +6,260 @@
 const $q0 = "invalid_call";
 const $q1 = "inputs";
 const $q2 = "outputs";
-const $q3 = "shape";
-const $q4 = "dtype";
-const $q5 = " has shape ";
-const $q6 = " has dtype ";
-const $q7 = " \u0060";
-const $q8 = "\u0060";
-const $q9 = " = ";
-const $q10 = ", got ";
-const $q11 = ": attribute \u0060";
-const $q12 = " / 0)";
-const $q13 = "modulo by zero (";
-const $q14 = " % 0)";
-const $q15 = "): axis out of range for rank ";
-const $q16 = ": tensor \u0060";
-const $q17 = "\u0060 is absent in this call";
-const $q18 = "in \u0060";
-const $q19 = "error: ";
-const $q20 = "eval";
-const $q21 = " failed: ";
-const $q22 = "dim(shapes.";
-const $q23 = " bytes, more than ";
-const $q24 = "missing_shader";
-const $q25 = "uniform";
-const $q26 = "main";
-const $q27 = "PagedAttention";
-const $q28 = "attrs.kv_num_heads";
-const $q29 = "attrs.num_heads";
-const $q30 = "dim(shapes.keyCacheT, 1)";
-const $q31 = "dim(shapes.keyCacheT, 3)";
-const $q32 = "present.keyT";
-const $q33 = "present.slotMappingT";
-const $q34 = ": no shader was built for pass `scatter` with ";
-const $q35 = ": no shader was built for pass `split_attention` with ";
-const $q36 = ": no shader was built for pass `merge` with ";
-const $q37 = "maxStorageBufferBindingSize";
-const $q38 = "key";
-const $q39 = "value";
-const $q40 = "key_cache";
-const $q41 = "value_cache";
-const $q42 = "cumulative_sequence_length";
-const $q43 = "past_seqlens";
-const $q44 = "block_table";
-const $q45 = "params";
-const $q46 = "uniform field `params.batchSize`";
-const $q47 = "uniform field `params.scatterCount`";
-const $q48 = "dispatch x";
-const $q49 = "dispatch y";
-const $q50 = ": pass `scatter`";
-const $q51 = "query";
-const $q52 = "partial_out";
-const $q53 = "partial_stats";
-const $q54 = "uniform field `params.scale`";
-const $q55 = "dispatch z";
-const $q56 = ": pass `split_attention`";
-const $q57 = "output";
-const $q58 = ": pass `merge`";
-const $q59 = "the shape of intermediate `partialOut`";
-const $q60 = "the shape of intermediate `partialStats`";
-const $q61 = "slot_mapping";
-const $q62 = ": no shader was built for pass `main` with ";
-const $q63 = ": pass `main`";
-const $q64 = "headLayoutOk";
-const $q65 = "batchSize";
-const $q66 = "qHidden";
-const $q67 = "slotMappingT";
-const $q68 = "ranks.slotMappingT";
-const $q69 = "slotShapeOk";
-const $q70 = "shapes.valueCacheT";
-const $q71 = "shapes.keyCacheT";
-const $q72 = "headSize";
-const $q73 = "\"float16\"";
-const $q74 = "tensorDtypes.queryT";
-const $q75 = "attrs.num_heads % attrs.kv_num_heads";
-const $q76 = "maxBlocks";
-const $q77 = "dim(shapes.outputT, 0)";
-const $q78 = "tokenCount";
-const $q79 = "dim(shapes.outputT, 1)";
-const $q80 = "`true` is false";
-const $q81 = "`present.slotMappingT` is false";
-const $q82 = "cacheShapeOk";
-const $q83 = "ioShapeOk";
-const $q84 = "pagedContractOk";
-const $q85 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q86 = "65535";
-const $q87 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q88 = "256";
-const $q89 = "dispatchFits";
-const $q90 = "numSplits";
-const $q91 = "headVec";
-const $q92 = "pagedSplitScratchBytes";
-const $q93 = "pagedSplitStatsBytes";
-const $q94 = "pagedSplitWg";
-const $q95 = "pagedSplitFits";
-const $q96 = "cacheVec4Ok";
-const $q97 = "device.limits.maxStorageBufferBindingSize";
-const $q98 = "134217728";
-const $q99 = "device.limits.maxBufferSize";
-const $q100 = "268435456";
-const $q101 = "device.limits.maxComputeWorkgroupSizeX";
-const $q102 = "pagedMergeWg";
-const $q103 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q104 = "32768";
-const $q105 = "qPerKv";
-const $q106 = "pagedSplitStorageBytes";
-const $q107 = "pagedSplitStorageFits";
-const $q108 = "kvHidden";
-const $q109 = "ranks.keyT";
-const $q110 = "keyT";
-const $q111 = "ranks.valueT";
-const $q112 = "valueT";
-const $q113 = "tensorDtypes.keyT";
-const $q114 = "float16";
-const $q115 = "tensorDtypes.valueT";
-const $q116 = "separateKv";
-const $q117 = "`present.keyT` is false";
-const $q118 = "`present.valueT` is false";
-const $q119 = "dim(shapes.keyT, 0)";
-const $q120 = "dim(shapes.keyT, 1)";
-const $q121 = "dim(shapes.queryT, 1)";
-const $q122 = "input";
-const $q123 = "keyCacheT";
-const $q124 = "valueCacheT";
-const $q125 = "cumulativeSequenceLengthT";
-const $q126 = "pastSeqlensT";
-const $q127 = "blockTableT";
-const $q128 = "params.batchSize";
-const $q129 = "params.scatterCount";
-const $q130 = "scatter";
-const $q131 = "PagedAttention.ScatterKV";
-const $q132 = "queryT";
-const $q133 = "scale";
-const $q134 = "outputT";
-const $q135 = "merge";
-const $q136 = "intermediate `partialOut`";
-const $q137 = "intermediate `partialStats`";
-const $q138 = "partialOut";
-const $q139 = "partialStats";
-const $q140 = "packedStride";
-const $q141 = "present.valueT";
-const $q142 = "packedKv";
-const $q143 = "pagedAttnWg";
-const $q144 = "pagedAttnStorageBytes";
-const $q145 = "pagedAttnStorageFits";
-const $q146 = "outputStoreOk";
-const $q147 = "the shape of output `outputT`";
-const $q148 = "contract";
-const $q149 = "no_variant";
-const $q150 = "attrs";
-const $q151 = ": unknown input `";
-const $q152 = ": unknown output `";
-const $q153 = "is_causal";
-const $q154 = "kv_num_heads";
-const $q155 = "num_heads";
-const $q156 = ": unknown attribute `";
-const $q157 = ": T = ";
-const $q158 = " is not allowed; allowed: float16";
-const $q159 = "int32";
-const $q160 = " is not allowed; allowed: int32";
-const $q161 = ": attribute `kv_num_heads` is required";
-const $q162 = ": attribute `num_heads` is required";
-const $q163 = ": nothing was built for ";
-const $q164 = " on profile mobile-256-f16";
-const $q165 = "SparseAttention";
-const $q166 = ": pass `append`";
-const $q167 = "attrs.do_rotary";
-const $q168 = "attrs.rotary_interleaved";
-const $q169 = "dim(shapes.cosCacheT, 1)";
-const $q170 = "dim(shapes.pastKeyT, 3)";
-const $q171 = "present.cosCacheT";
-const $q172 = ": pass `rotate_q`";
-const $q173 = "attrs.sparse_block_size";
-const $q174 = "ef7bb38d08559d38";
-const $q175 = ": no shader was built for pass `split_attend` with ";
-const $q176 = "present_key";
-const $q177 = "present_value";
-const $q178 = "total_sequence_length";
-const $q179 = "key_total_sequence_lengths";
-const $q180 = "cos_cache";
-const $q181 = "sin_cache";
-const $q182 = "block_row_indices";
-const $q183 = "block_col_indices";
-const $q184 = "partial";
-const $q185 = "uniform field `params.rowStride`";
-const $q186 = ": pass `split_attend`";
-const $q187 = "the shape of intermediate `rotatedQuery`";
-const $q188 = "the shape of intermediate `partial`";
-const $q189 = "ecd9da5f041404dd";
-const $q190 = ": no shader was built for pass `attend` with ";
-const $q191 = ": pass `attend`";
-const $q192 = "layoutShapeOk";
-const $q193 = "cosCacheT";
-const $q194 = "rotaryHalf";
-const $q195 = "rotaryDim";
-const $q196 = "ranks.cosCacheT";
-const $q197 = "ranks.sinCacheT";
-const $q198 = "sinCacheT";
-const $q199 = "shapes.sinCacheT";
-const $q200 = "shapes.cosCacheT";
-const $q201 = "tensorDtypes.cosCacheT";
-const $q202 = "tensorDtypes.sinCacheT";
-const $q203 = "rotaryOk";
-const $q204 = "indexFits";
-const $q205 = "numLayout";
-const $q206 = "usesRotary";
-const $q207 = "seqLen";
-const $q208 = "shapes.pastValueT";
-const $q209 = "shapes.pastKeyT";
-const $q210 = "maxNnz";
-const $q211 = "sparseContractOk";
-const $q212 = "attnWorkgroupSize";
-const $q213 = "bindingsFit";
-const $q214 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q215 = "dim(shapes.queryT, 2)";
-const $q216 = "attnStorageBytes";
-const $q217 = "attnStorageFits";
-const $q218 = "sparsePartialBytes";
-const $q219 = "sparseSplitFits";
-const $q220 = "sparseMergeWg";
-const $q221 = "pastKeyT";
-const $q222 = "pastValueT";
-const $q223 = "totalSequenceLengthT";
-const $q224 = "keyTotalSequenceLengthsT";
-const $q225 = "params.seqLen";
-const $q226 = "append";
-const $q227 = "SparseAttention.AppendKV";
-const $q228 = "blockRowIndicesT";
-const $q229 = "blockColIndicesT";
-const $q230 = "params.numLayout";
-const $q231 = "params.rowStride";
-const $q232 = "params.colStride";
-const $q233 = "params.maxCacheSeq";
-const $q234 = "split_attend";
-const $q235 = "SparseAttention.AttendSplitK";
-const $q236 = "53e66795f9f06e1d";
-const $q237 = ": no shader was built for pass `append` with ";
-const $q238 = "e2e85934a2ff68b0";
-const $q239 = ": no shader was built for pass `rotate_q` with ";
-const $q240 = "intermediate `rotatedQuery`";
-const $q241 = "intermediate `partial`";
-const $q242 = "rotatedQuery";
-const $q243 = "5a474934870ba7e5";
-const $q244 = "shapes.keyT";
-const $q245 = "shapes.valueT";
-const $q246 = "f0b09462c4c98544";
-const $q247 = "6a660dd43e311763";
-const $q248 = "a4768a1ecce226ae";
-const $q249 = "attend";
-const $q250 = "SparseAttention.Attend";
-const $q251 = "do_rotary";
-const $q252 = "rotary_interleaved";
-const $q253 = "sparse_block_size";
-const $q254 = "; allowed values: 0, 1";
+const $q3 = "attrs";
+const $q4 = ", got ";
+const $q5 = "shape";
+const $q6 = "dtype";
+const $q7 = " has shape ";
+const $q8 = " has dtype ";
+const $q9 = " \u0060";
+const $q10 = "\u0060";
+const $q11 = " = ";
+const $q12 = ": attribute \u0060";
+const $q13 = " / 0)";
+const $q14 = "modulo by zero (";
+const $q15 = " % 0)";
+const $q16 = "): axis out of range for rank ";
+const $q17 = ": tensor \u0060";
+const $q18 = "\u0060 is absent in this call";
+const $q19 = "in \u0060";
+const $q20 = "error: ";
+const $q21 = "eval";
+const $q22 = " failed: ";
+const $q23 = "dim(shapes.";
+const $q24 = " bytes, more than ";
+const $q25 = "missing_shader";
+const $q26 = ": uniform field \u0060";
+const $q27 = "uniform";
+const $q28 = "main";
+const $q29 = "PagedAttention";
+const $q30 = "attrs.kv_num_heads";
+const $q31 = "attrs.num_heads";
+const $q32 = "dim(shapes.keyCacheT, 1)";
+const $q33 = "dim(shapes.keyCacheT, 3)";
+const $q34 = "present.keyT";
+const $q35 = "present.slotMappingT";
+const $q36 = ": no shader was built for pass `scatter` with ";
+const $q37 = ": no shader was built for pass `split_attention` with ";
+const $q38 = ": no shader was built for pass `merge` with ";
+const $q39 = "maxStorageBufferBindingSize";
+const $q40 = "key";
+const $q41 = "value";
+const $q42 = "key_cache";
+const $q43 = "value_cache";
+const $q44 = "cumulative_sequence_length";
+const $q45 = "past_seqlens";
+const $q46 = "block_table";
+const $q47 = "params";
+const $q48 = "uniform field `params.batchSize`";
+const $q49 = "uniform field `params.scatterCount`";
+const $q50 = "dispatch x";
+const $q51 = "dispatch y";
+const $q52 = ": pass `scatter`";
+const $q53 = "query";
+const $q54 = "partial_out";
+const $q55 = "partial_stats";
+const $q56 = "uniform field `params.scale`";
+const $q57 = "dispatch z";
+const $q58 = ": pass `split_attention`";
+const $q59 = "output";
+const $q60 = ": pass `merge`";
+const $q61 = "the shape of intermediate `partialOut`";
+const $q62 = "the shape of intermediate `partialStats`";
+const $q63 = "slot_mapping";
+const $q64 = ": no shader was built for pass `main` with ";
+const $q65 = ": pass `main`";
+const $q66 = "headLayoutOk";
+const $q67 = "batchSize";
+const $q68 = "qHidden";
+const $q69 = "slotMappingT";
+const $q70 = "ranks.slotMappingT";
+const $q71 = "slotShapeOk";
+const $q72 = "shapes.valueCacheT";
+const $q73 = "shapes.keyCacheT";
+const $q74 = "headSize";
+const $q75 = "\"float16\"";
+const $q76 = "tensorDtypes.queryT";
+const $q77 = "attrs.num_heads % attrs.kv_num_heads";
+const $q78 = "maxBlocks";
+const $q79 = "dim(shapes.outputT, 0)";
+const $q80 = "tokenCount";
+const $q81 = "dim(shapes.outputT, 1)";
+const $q82 = "`true` is false";
+const $q83 = "`present.slotMappingT` is false";
+const $q84 = "cacheShapeOk";
+const $q85 = "ioShapeOk";
+const $q86 = "pagedContractOk";
+const $q87 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q88 = "65535";
+const $q89 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q90 = "256";
+const $q91 = "dispatchFits";
+const $q92 = "numSplits";
+const $q93 = "headVec";
+const $q94 = "pagedSplitScratchBytes";
+const $q95 = "pagedSplitStatsBytes";
+const $q96 = "pagedSplitWg";
+const $q97 = "pagedSplitFits";
+const $q98 = "cacheVec4Ok";
+const $q99 = "device.limits.maxStorageBufferBindingSize";
+const $q100 = "134217728";
+const $q101 = "device.limits.maxBufferSize";
+const $q102 = "268435456";
+const $q103 = "device.limits.maxComputeWorkgroupSizeX";
+const $q104 = "pagedMergeWg";
+const $q105 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q106 = "32768";
+const $q107 = "qPerKv";
+const $q108 = "pagedSplitStorageBytes";
+const $q109 = "pagedSplitStorageFits";
+const $q110 = "kvHidden";
+const $q111 = "ranks.keyT";
+const $q112 = "keyT";
+const $q113 = "ranks.valueT";
+const $q114 = "valueT";
+const $q115 = "tensorDtypes.keyT";
+const $q116 = "float16";
+const $q117 = "tensorDtypes.valueT";
+const $q118 = "separateKv";
+const $q119 = "`present.keyT` is false";
+const $q120 = "`present.valueT` is false";
+const $q121 = "dim(shapes.keyT, 0)";
+const $q122 = "dim(shapes.keyT, 1)";
+const $q123 = "dim(shapes.queryT, 1)";
+const $q124 = "input";
+const $q125 = "keyCacheT";
+const $q126 = "valueCacheT";
+const $q127 = "cumulativeSequenceLengthT";
+const $q128 = "pastSeqlensT";
+const $q129 = "blockTableT";
+const $q130 = "params.batchSize";
+const $q131 = "params.scatterCount";
+const $q132 = "scatter";
+const $q133 = "PagedAttention.ScatterKV";
+const $q134 = "queryT";
+const $q135 = "scale";
+const $q136 = "params.scale";
+const $q137 = "outputT";
+const $q138 = "merge";
+const $q139 = "intermediate `partialOut`";
+const $q140 = "intermediate `partialStats`";
+const $q141 = "partialOut";
+const $q142 = "partialStats";
+const $q143 = "packedStride";
+const $q144 = "present.valueT";
+const $q145 = "packedKv";
+const $q146 = "pagedAttnWg";
+const $q147 = "pagedAttnStorageBytes";
+const $q148 = "pagedAttnStorageFits";
+const $q149 = "outputStoreOk";
+const $q150 = "the shape of output `outputT`";
+const $q151 = "contract";
+const $q152 = "no_variant";
+const $q153 = ": unknown input `";
+const $q154 = ": unknown output `";
+const $q155 = "is_causal";
+const $q156 = "kv_num_heads";
+const $q157 = "num_heads";
+const $q158 = ": unknown attribute `";
+const $q159 = ": T = ";
+const $q160 = " is not allowed; allowed: float16";
+const $q161 = "int32";
+const $q162 = " is not allowed; allowed: int32";
+const $q163 = ": attribute `kv_num_heads` is required";
+const $q164 = ": attribute `num_heads` is required";
+const $q165 = ": nothing was built for ";
+const $q166 = " on profile mobile-256-f16";
+const $q167 = "SparseAttention";
+const $q168 = ": pass `append`";
+const $q169 = "attrs.do_rotary";
+const $q170 = "attrs.rotary_interleaved";
+const $q171 = "dim(shapes.cosCacheT, 1)";
+const $q172 = "dim(shapes.pastKeyT, 3)";
+const $q173 = "present.cosCacheT";
+const $q174 = ": pass `rotate_q`";
+const $q175 = "attrs.sparse_block_size";
+const $q176 = "ef7bb38d08559d38";
+const $q177 = ": no shader was built for pass `split_attend` with ";
+const $q178 = "present_key";
+const $q179 = "present_value";
+const $q180 = "total_sequence_length";
+const $q181 = "key_total_sequence_lengths";
+const $q182 = "cos_cache";
+const $q183 = "sin_cache";
+const $q184 = "block_row_indices";
+const $q185 = "block_col_indices";
+const $q186 = "partial";
+const $q187 = "uniform field `params.rowStride`";
+const $q188 = ": pass `split_attend`";
+const $q189 = "the shape of intermediate `rotatedQuery`";
+const $q190 = "the shape of intermediate `partial`";
+const $q191 = "ecd9da5f041404dd";
+const $q192 = ": no shader was built for pass `attend` with ";
+const $q193 = ": pass `attend`";
+const $q194 = "layoutShapeOk";
+const $q195 = "cosCacheT";
+const $q196 = "rotaryHalf";
+const $q197 = "rotaryDim";
+const $q198 = "ranks.cosCacheT";
+const $q199 = "ranks.sinCacheT";
+const $q200 = "sinCacheT";
+const $q201 = "shapes.sinCacheT";
+const $q202 = "shapes.cosCacheT";
+const $q203 = "tensorDtypes.cosCacheT";
+const $q204 = "tensorDtypes.sinCacheT";
+const $q205 = "rotaryOk";
+const $q206 = "indexFits";
+const $q207 = "numLayout";
+const $q208 = "usesRotary";
+const $q209 = "seqLen";
+const $q210 = "shapes.pastValueT";
+const $q211 = "shapes.pastKeyT";
+const $q212 = "maxNnz";
+const $q213 = "sparseContractOk";
+const $q214 = "attnWorkgroupSize";
+const $q215 = "bindingsFit";
+const $q216 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q217 = "dim(shapes.queryT, 2)";
+const $q218 = "attnStorageBytes";
+const $q219 = "attnStorageFits";
+const $q220 = "sparsePartialBytes";
+const $q221 = "sparseSplitFits";
+const $q222 = "sparseMergeWg";
+const $q223 = "pastKeyT";
+const $q224 = "pastValueT";
+const $q225 = "totalSequenceLengthT";
+const $q226 = "keyTotalSequenceLengthsT";
+const $q227 = "params.seqLen";
+const $q228 = "append";
+const $q229 = "SparseAttention.AppendKV";
+const $q230 = "blockRowIndicesT";
+const $q231 = "blockColIndicesT";
+const $q232 = "params.numLayout";
+const $q233 = "params.rowStride";
+const $q234 = "params.colStride";
+const $q235 = "params.maxCacheSeq";
+const $q236 = "split_attend";
+const $q237 = "SparseAttention.AttendSplitK";
+const $q238 = "53e66795f9f06e1d";
+const $q239 = ": no shader was built for pass `append` with ";
+const $q240 = "e2e85934a2ff68b0";
+const $q241 = ": no shader was built for pass `rotate_q` with ";
+const $q242 = "intermediate `rotatedQuery`";
+const $q243 = "intermediate `partial`";
+const $q244 = "rotatedQuery";
+const $q245 = "5a474934870ba7e5";
+const $q246 = "shapes.keyT";
+const $q247 = "shapes.valueT";
+const $q248 = "f0b09462c4c98544";
+const $q249 = "6a660dd43e311763";
+const $q250 = "a4768a1ecce226ae";
+const $q251 = "attend";
+const $q252 = "SparseAttention.Attend";
+const $q253 = "do_rotary";
+const $q254 = "rotary_interleaved";
+const $q255 = "sparse_block_size";
+const $q256 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -337,21 +339,22 @@ const $max = Math.max;
 const $isSafe = Number.isSafeInteger;
 /** Number.isInteger, read once (see $floor). */
 const $isInt = Number.isInteger;
-/** The call itself: an object, else an invalid_call error. */
+/** The call itself: an object that is not an array, else an invalid_call error. */
 function $call(c: unknown, kernel: string): object {
-  if (typeof c !== "object" || c === null) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  if (typeof c !== "object" || c === null || Array.isArray(c)) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
- * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
- * and go megamorphic).
+ * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
+ * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
+ * would see three names and go megamorphic).
  */
 function $bag(c: object, k: string, kernel: string): Bag | undefined {
   const v = $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object") $fail($q0, kernel + ": call." + k + " must be an object, got " + $show(v));
+  if (typeof v !== "object" || Array.isArray(v)) $fail($q0, kernel + ": call." + k + " must be an object keyed by " + (k === $q3 ? "attribute name" : "tensor id") + $q4 + $show(v));
   return v as Bag;
 }
 /**
@@ -368,15 +371,15 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   let hasDtype = false;
   for (const k in v) {
     if ($hasOwn.call(v, k)) {
-      if (k === $q3) hasShape = true;
-      else if (k === $q4) hasDtype = true;
+      if (k === $q5) hasShape = true;
+      else if (k === $q6) hasDtype = true;
     }
   }
-  if (!hasShape) hasShape = $hasOwn.call(v, $q3);
-  if (!hasDtype) hasDtype = $hasOwn.call(v, $q4);
-  const s: unknown = hasShape ? (v as Bag)[$q3] : undefined;
-  const dtype: unknown = hasDtype ? (v as Bag)[$q4] : undefined;
-  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q5 + $show(s) + "; a shape must be an array of non-negative integers");
+  if (!hasShape) hasShape = $hasOwn.call(v, $q5);
+  if (!hasDtype) hasDtype = $hasOwn.call(v, $q6);
+  const s: unknown = hasShape ? (v as Bag)[$q5] : undefined;
+  const dtype: unknown = hasDtype ? (v as Bag)[$q6] : undefined;
+  if (!Array.isArray(s)) return $badTensor(kernel, what, id, $q7 + $show(s) + "; a shape must be an array of non-negative integers");
   const n = s.length;
   if (n > 64) $badTensor(kernel, what, id, " has " + n + " dimensions; at most 64 are supported");
   // Allocated at its length (cheaper than growing it by push); every element is then set.
@@ -387,25 +390,25 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
     if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
     shape[i] = d as number;
   }
-  if (!ok) $badTensor(kernel, what, id, $q5 + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q6 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail($q0, kernel + ": " + what + $q7 + id + $q8 + detail);
+  return $fail($q0, kernel + ": " + what + $q9 + id + $q10 + detail);
 }
 /** Fails for a required tensor the call does not give. */
 function $missing(kernel: string, what: string, id: string): never {
-  return $fail($q0, kernel + ": required " + what + $q7 + id + "\u0060 is missing");
+  return $fail($q0, kernel + ": required " + what + $q9 + id + "\u0060 is missing");
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q6 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q9 + prev);
+  return $badTensor(kernel, what, id, $q8 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q11 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
-  return $badTensor(kernel, what, id, " must have rank " + rank + $q10 + got);
+  return $badTensor(kernel, what, id, " must have rank " + rank + $q4 + got);
 }
 /** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
 function $param(t: TensorDesc, dt: string, by: string, param: string, rank: number, kernel: string, what: string, id: string): void {
@@ -422,13 +425,13 @@ function $num(v: unknown, int: boolean, kernel: string, name: string): void {
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q11 + name + "\u0060 must be " + want + $q10 + $show(v));
+  return $fail($q0, kernel + $q12 + name + "\u0060 must be " + want + $q4 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q11 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q12 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -461,21 +464,21 @@ function $mulN(a: number, b: number): number {
   return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q12);
+  if (b === 0) $err("integer division by zero (" + a + $q13);
   return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q13 + a + $q14);
+  if (b === 0) $err($q14 + a + $q15);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q13 + a + $q14);
+  if (b === 0) $err($q14 + a + $q15);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q12);
+  if (b === 0) $err("division by zero (" + a + $q13);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -486,7 +489,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q15 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + rank);
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -506,7 +509,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q16 + id + $q17);
+  if (t === null) $err(what + $q17 + id + $q18);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -514,7 +517,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q18)) return new EvalFailure($q18 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q19)) return new EvalFailure($q19 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -551,7 +554,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q19 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q20 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -564,25 +567,25 @@ function $sv(f: () => unknown): string {
  * text is the gaps with the operands' texts between them, or the one gap alone.
  */
 function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
-  let s = $where(path) + $q8 + gaps[0]!;
+  let s = $where(path) + $q10 + gaps[0]!;
   for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
   s += "\u0060 is false (";
   for (let i = 0; i < parts.length; i += 2) {
     const v = parts[i + 1]!;
-    s += (i ? ", " : "") + (parts[i] as string) + $q9 + (typeof v === "function" ? $sv(v) : v);
+    s += (i ? ", " : "") + (parts[i] as string) + $q11 + (typeof v === "function" ? $sv(v) : v);
   }
   return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + $q8 + p + $q8;
+  for (const p of path) s += (s ? " > " : "in ") + $q10 + p + $q10;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q20, prefix + ": " + what + $q21 + e.message);
+  if (e instanceof EvalFailure) $fail($q21, prefix + ": " + what + $q22 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -590,7 +593,7 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return $q8 + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q10 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 /** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
@@ -603,10 +606,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q22 + id + ", " + ax + "): tensor \u0060" + id + $q17);
+  if (t === null) $err($q23 + id + ", " + ax + "): tensor \u0060" + id + $q18);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q22 + id + ", " + ax + $q15 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q23 + id + ", " + ax + $q16 + rank);
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -619,7 +622,7 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q20, prefix + ": " + what + " needs " + size + $q23 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q21, prefix + ": " + what + " needs " + size + $q24 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -628,7 +631,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q20, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q21, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -639,36 +642,42 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q24, head + s + tail);
+  return $fail($q25, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q24, head + s + tail);
+  return $fail($q25, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q20, prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q21, prefix + $q26 + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
   return n;
 }
-/** A uniform f32 field's word: the nearest f32's bits. */
-function $f32(v: unknown): number {
+/**
+ * A uniform f32 field's word: the nearest f32's bits (a value too small for f32 becomes a subnormal
+ * or zero), or fails when that is not finite: the value is beyond f32's range (it rounds to
+ * ±Infinity), or not finite. One mask and comparison on the bits already made.
+ */
+function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
-  return F32_BITS[0]!;
+  const w = F32_BITS[0]!;
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q21, prefix + $q26 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q20, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q21, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types by the index a pass's layout gives ($bl). */
-const BT = ["storage", "read-only-storage", $q25] as const;
+const BT = ["storage", "read-only-storage", $q27] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
  * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
@@ -680,11 +689,11 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
 }
 /** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q26, bindings, resources, workgroups: [x, y, z] };
+  return { id, name, shader, entryPoint: $q28, bindings, resources, workgroups: [x, y, z] };
 }
 /** A uniform buffer's words as a binding resource. */
 function $ur(words: number[]): BindingResource {
-  return { kind: $q25, words };
+  return { kind: $q27, words };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -696,14 +705,14 @@ function $scratch(scratch: string, size: number): BindingResource {
 }
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q20, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q20, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q21 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q21, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q22 + e.message);
   throw e;
 }
 /**
@@ -711,7 +720,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q20, prefix + ": " + whats[st - 1] + $q21 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q21, prefix + ": " + whats[st - 1] + $q22 + e.message);
   throw e;
 }
 /**
@@ -720,7 +729,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, lim: readonly [number, string, string]): BindingResource {
   const size = $round4($product(t.shape) * bytes);
-  if (!(size <= lim[0])) $fail($q20, lim[2] + $q16 + id + "\u0060 needs " + size + $q23 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
   return { kind, tensor: id, offset: 0, size };
 }
 
@@ -753,7 +762,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q27;
+const K0 = $q29;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -766,82 +775,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q28, $q29, $q30, $q31, $q32, $q33];
+const K0A0V11: readonly string[] = [$q30, $q31, $q32, $q33, $q34, $q35];
 const K0A0S1 = " on profile mobile-256-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q28, $q29, $q30, $q31, $q32];
+const K0A0V12: readonly string[] = [$q30, $q31, $q32, $q33, $q34];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q37, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q29, $q31];
+const K0A0V13: readonly string[] = [$q31, $q33];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q36, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q38, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q27;
-const K0A0V14: readonly [number, string, string] = [134217728, $q37, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
-const K0A0V16: readonly string[] = [$q46, $q47, $q48, $q49];
-const K0A0S3 = K0A0S0 + $q50;
-const K0A0V17: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q52, 0, $q53, 0, $q45, 2]);
-const K0A0V18: readonly string[] = [$q46, $q54, $q55];
-const K0A0S4 = K0A0S0 + $q56;
-const K0A0V19: readonly BindingPlan[] = $bl([$q52, 1, $q53, 1, $q57, 0]);
-const K0A0S5 = K0A0S0 + $q58;
-const K0A0V20: readonly string[] = [K0A0S0, $q59, K0A0S0, $q60];
+const K0A0S2 = $q29;
+const K0A0V14: readonly [number, string, string] = [134217728, $q39, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
+const K0A0V16: readonly string[] = [$q48, $q49, $q50, $q51];
+const K0A0S3 = K0A0S0 + $q52;
+const K0A0V17: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q54, 0, $q55, 0, $q47, 2]);
+const K0A0V18: readonly string[] = [$q48, $q56, $q57];
+const K0A0S4 = K0A0S0 + $q58;
+const K0A0V19: readonly BindingPlan[] = $bl([$q54, 1, $q55, 1, $q59, 0]);
+const K0A0S5 = K0A0S0 + $q60;
+const K0A0V20: readonly string[] = [K0A0S0, $q61, K0A0S0, $q62];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
-const K0A0V22: readonly string[] = [$q47, $q48, $q49];
-const K0A0S7 = K0A0S6 + $q50;
-const K0A0S8 = K0A0S6 + $q56;
-const K0A0S9 = K0A0S6 + $q58;
-const K0A0V23: readonly string[] = [K0A0S6, $q59, K0A0S6, $q60];
+const K0A0V21: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
+const K0A0V22: readonly string[] = [$q49, $q50, $q51];
+const K0A0S7 = K0A0S6 + $q52;
+const K0A0S8 = K0A0S6 + $q58;
+const K0A0S9 = K0A0S6 + $q60;
+const K0A0V23: readonly string[] = [K0A0S6, $q61, K0A0S6, $q62];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q35, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q37, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q42, 1, $q43, 1, $q44, 1, $q45, 2]);
-const K0A0S11 = K0A0S10 + $q50;
-const K0A0S12 = K0A0S10 + $q56;
-const K0A0S13 = K0A0S10 + $q58;
-const K0A0V25: readonly string[] = [K0A0S10, $q59, K0A0S10, $q60];
+const K0A0V24: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
+const K0A0S11 = K0A0S10 + $q52;
+const K0A0S12 = K0A0S10 + $q58;
+const K0A0S13 = K0A0S10 + $q60;
+const K0A0V25: readonly string[] = [K0A0S10, $q61, K0A0S10, $q62];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q34, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q51, 1, $q40, 0, $q41, 0, $q61, 1, $q45, 2]);
-const K0A0S15 = K0A0S14 + $q50;
-const K0A0S16 = K0A0S14 + $q56;
-const K0A0S17 = K0A0S14 + $q58;
-const K0A0V27: readonly string[] = [K0A0S14, $q59, K0A0S14, $q60];
+const K0A0V26: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
+const K0A0S15 = K0A0S14 + $q52;
+const K0A0S16 = K0A0S14 + $q58;
+const K0A0S17 = K0A0S14 + $q60;
+const K0A0V27: readonly string[] = [K0A0S14, $q61, K0A0S14, $q62];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q64, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q50;
-const K0A0V29: readonly BindingPlan[] = $bl([$q51, 1, $q40, 1, $q41, 1, $q42, 1, $q43, 1, $q44, 1, $q57, 0, $q45, 2]);
-const K0A0V30: readonly string[] = [$q46, $q54];
-const K0A0S20 = K0A0S18 + $q63;
+const K0A0S19 = K0A0S18 + $q52;
+const K0A0V29: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q59, 0, $q47, 2]);
+const K0A0V30: readonly string[] = [$q48, $q56];
+const K0A0S20 = K0A0S18 + $q65;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q50;
-const K0A0S23 = K0A0S21 + $q63;
+const K0A0S22 = K0A0S21 + $q52;
+const K0A0S23 = K0A0S21 + $q65;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q62, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q64, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q50;
-const K0A0S26 = K0A0S24 + $q63;
+const K0A0S25 = K0A0S24 + $q52;
+const K0A0S26 = K0A0S24 + $q65;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q50;
-const K0A0S29 = K0A0S27 + $q63;
+const K0A0S28 = K0A0S27 + $q52;
+const K0A0S29 = K0A0S27 + $q65;
 
 interface K0A0 {
   readonly t0: TensorDesc | null;
@@ -920,7 +929,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q64);
+    throw $wrap(e, $q66);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -928,7 +937,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q65);
+    throw $wrap(e, $q67);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -940,7 +949,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q66);
+    throw $wrap(e, $q68);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -950,9 +959,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q67) === o.s0[0]) && ($need(o.t8, $q68, $q67).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q69) === o.s0[0]) && ($need(o.t8, $q70, $q69).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q69);
+    throw $wrap(e, $q71);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -961,27 +970,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q70, () => o.s4, $q71, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q28, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q72, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q73, $q74, $q73])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q72, () => o.s4, $q73, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q30, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q74, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q75, $q76, $q75])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => $why(path, K0A0V3, [$q75, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => $why(path, K0A0V3, [$q77, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q65, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q65, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q65, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q76, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q67, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q67, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q67, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q78, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q77, () => o.t9!.shape[0], $q78, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q79, () => o.t9!.shape[1], $q66, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q74, $q73])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q79, () => o.t9!.shape[0], $q80, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q81, () => o.t9!.shape[1], $q68, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q76, $q75])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q67) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q67), $q78, () => o.s0[0]]), () => $why(path, K0A0V6, [$q68, () => $need(o.t8, $q68, $q67).shape.length])]) : c === false ? $where(path) + $q80 : $where(path) + $q81)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q69) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q69), $q80, () => o.s0[0]]), () => $why(path, K0A0V6, [$q70, () => $need(o.t8, $q70, $q69).shape.length])]) : c === false ? $where(path) + $q82 : $where(path) + $q83)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q82]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q64]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q83]), () => K0A0_x5(o, [...path, $q69])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q84]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q66]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q85]), () => K0A0_x5(o, [...path, $q71])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -993,7 +1002,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q84, () => K0A0_x0(o, [...[], $q84]));
+  return $condWhy(() => K0A0_d7(o), $q86, () => K0A0_x0(o, [...[], $q86]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1001,7 +1010,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q78, () => o.s0[0], $q85, $q86]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q29, () => o.a2, $q85, $q86]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q87, $q88])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q80, () => o.s0[0], $q87, $q88]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q31, () => o.a2, $q87, $q88]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q89, $q90])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1013,7 +1022,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q89, () => K0A0_x6(o, [...[], $q89]));
+  return $condWhy(() => K0A0_d8(o), $q91, () => K0A0_x6(o, [...[], $q91]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1044,7 +1053,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((2048 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1057,7 +1066,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q91);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1065,7 +1074,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1073,7 +1082,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1081,7 +1090,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q96);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1093,7 +1102,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (256 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (256 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (256 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q97);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1103,7 +1112,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q90, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q96]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d15(o), $q97, $q98]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d15(o), $q99, $q100]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d16(o), $q97, $q98]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d16(o), $q99, $q100]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => K0A0_d12(o), $q85, $q86]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d14(o), $q87, $q88]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q91, () => K0A0_d14(o), $q101, $q88]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d17(o), $q87, $q88]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d17(o), $q101, $q88]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d18(o), $q87, $q88]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d18(o), $q101, $q88]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q103, $q104])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q92, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q98]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d15(o), $q99, $q100]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d15(o), $q101, $q102]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q95, () => K0A0_d16(o), $q99, $q100]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q95, () => K0A0_d16(o), $q101, $q102]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d12(o), $q87, $q88]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d14(o), $q89, $q90]), () => ((K0A0_d14(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d14(o), $q103, $q90]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q96, () => K0A0_d17(o), $q89, $q90]), () => ((K0A0_d17(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q96, () => K0A0_d17(o), $q103, $q90]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d18(o), $q89, $q90]), () => ((K0A0_d18(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d18(o), $q103, $q90]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q105, $q106])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1115,14 +1124,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q95, () => K0A0_x7(o, [...[], $q95]));
+  return $condWhy(() => K0A0_d19(o), $q97, () => K0A0_x7(o, [...[], $q97]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1130,7 +1139,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q106);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1139,7 +1148,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q106, () => K0A0_d21(o), $q103, $q104]);
+  return $why(path, K0A0V7, [$q108, () => K0A0_d21(o), $q105, $q106]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1151,27 +1160,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q107, () => K0A0_x9(o, [...[], $q107]));
+  return $condWhy(() => K0A0_d22(o), $q109, () => K0A0_x9(o, [...[], $q109]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q108);
+    throw $wrap(e, $q110);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q109, $q110).shape.length === 2)) && ($need(o.t2, $q111, $q112).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q110) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q110) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q112) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q113, $q110).dtype === $q114)) && ($need(o.t2, $q115, $q112).dtype === $q114)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q111, $q112).shape.length === 2)) && ($need(o.t2, $q113, $q114).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q114) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q112) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q114) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q115, $q112).dtype === $q116)) && ($need(o.t2, $q117, $q114).dtype === $q116)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q118);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q117, () => (o.t2 !== null), () => $where(path) + $q118, () => ($need(o.t1, $q109, $q110).shape.length === 2), () => $why(path, K0A0V9, [$q109, () => $need(o.t1, $q109, $q110).shape.length]), () => ($need(o.t2, $q111, $q112).shape.length === 2), () => $why(path, K0A0V9, [$q111, () => $need(o.t2, $q111, $q112).shape.length]), () => ($dimT(o.t1, (0 as number), $q110) === o.s0[0]), () => $why(path, K0A0V1, [$q119, () => $dimT(o.t1, (0 as number), $q110), $q78, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q112), $q78, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q110) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q120, () => $dimT(o.t1, (1 as number), $q110), $q108, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q112) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q112), $q108, () => K0A0_d23(o)]), () => ($need(o.t1, $q113, $q110).dtype === $q114), () => $why(path, K0A0V1, [$q113, () => $need(o.t1, $q113, $q110).dtype, $q74, $q73]), () => ($need(o.t2, $q115, $q112).dtype === $q114), () => $why(path, K0A0V1, [$q115, () => $need(o.t2, $q115, $q112).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q121, () => o.s0[1], $q66, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q119, () => (o.t2 !== null), () => $where(path) + $q120, () => ($need(o.t1, $q111, $q112).shape.length === 2), () => $why(path, K0A0V9, [$q111, () => $need(o.t1, $q111, $q112).shape.length]), () => ($need(o.t2, $q113, $q114).shape.length === 2), () => $why(path, K0A0V9, [$q113, () => $need(o.t2, $q113, $q114).shape.length]), () => ($dimT(o.t1, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, [$q121, () => $dimT(o.t1, (0 as number), $q112), $q80, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q114) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q114), $q80, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q112) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q122, () => $dimT(o.t1, (1 as number), $q112), $q110, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q114) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q114), $q110, () => K0A0_d23(o)]), () => ($need(o.t1, $q115, $q112).dtype === $q116), () => $why(path, K0A0V1, [$q115, () => $need(o.t1, $q115, $q112).dtype, $q76, $q75]), () => ($need(o.t2, $q117, $q114).dtype === $q116), () => $why(path, K0A0V1, [$q117, () => $need(o.t2, $q117, $q114).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q123, () => o.s0[1], $q68, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1183,7 +1192,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q116, () => K0A0_x10(o, [...[], $q116]));
+  return $condWhy(() => K0A0_d24(o), $q118, () => K0A0_x10(o, [...[], $q118]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1191,35 +1200,35 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q33, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q35, () => (o.t8 !== null)]);
 }
 function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q122, $q110, 2, K0A0V14));
+  return (o.q1 ??= $buf(o.t1!, $q124, $q112, 2, K0A0V14));
 }
 function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q122, $q112, 2, K0A0V14));
+  return (o.q2 ??= $buf(o.t2!, $q124, $q114, 2, K0A0V14));
 }
 function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q122, $q123, 2, K0A0V14));
+  return (o.q3 ??= $buf(o.t3!, $q124, $q125, 2, K0A0V14));
 }
 function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q122, $q124, 2, K0A0V14));
+  return (o.q4 ??= $buf(o.t4!, $q124, $q126, 2, K0A0V14));
 }
 function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q122, $q125, 4, K0A0V14));
+  return (o.q5 ??= $buf(o.t5!, $q124, $q127, 4, K0A0V14));
 }
 function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q122, $q126, 4, K0A0V14));
+  return (o.q6 ??= $buf(o.t6!, $q124, $q128, 4, K0A0V14));
 }
 function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q122, $q127, 4, K0A0V14));
+  return (o.q7 ??= $buf(o.t7!, $q124, $q129, 4, K0A0V14));
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    if (o.t1 === null) $omitted(pp, $q40, $q112);
     const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    if (o.t2 === null) $omitted(pp, $q41, $q114);
     const q1 = o.q2 ?? K0A0_z2(o);
     const q2 = o.q3 ?? K0A0_z3(o);
     const q3 = o.q4 ?? K0A0_z4(o);
@@ -1230,20 +1239,20 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q128), $u32(r1, pp, $q129), 0, 0];
+    const b7 = [$u32(r0, pp, $q130), $u32(r1, pp, $q131), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q130, $q131, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q132, $q133, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
 }
 function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q122, $q132, 2, K0A0V14));
+  return (o.q0 ??= $buf(o.t0!, $q124, $q134, 2, K0A0V14));
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -1257,8 +1266,8 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
-    const b8 = [$u32(r0, pp, $q128), $f32(r1), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
+    const b8 = [$u32(r0, pp, $q130), $f32(r1, pp, $q136), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1270,13 +1279,13 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: Bindin
   }
 }
 function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q57, $q134, 2, K0A0V14));
+  return (o.q9 ??= $buf(o.t9!, $q59, $q137, 2, K0A0V14));
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   const q0 = o.q9 ?? K0A0_z9(o);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q135, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q138, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1286,13 +1295,13 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S0, $q136);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S0, $q139);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S0, $q137);
-    const c0 = $scratch($q138, x0);
-    const c1 = $scratch($q139, x1);
-    return $plan($q27, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S0, $q140);
+    const c0 = $scratch($q141, x0);
+    const c1 = $scratch($q142, x1);
+    return $plan($q29, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1309,32 +1318,32 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q81;
+  return $where([]) + $q83;
 }
 function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q122, $q67, 4, K0A0V14));
+  return (o.q8 ??= $buf(o.t8!, $q124, $q69, 4, K0A0V14));
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    if (o.t1 === null) $omitted(pp, $q40, $q112);
     const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    if (o.t2 === null) $omitted(pp, $q41, $q114);
     const q1 = o.q2 ?? K0A0_z2(o);
     const q2 = o.q3 ?? K0A0_z3(o);
     const q3 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q61, $q67);
+    if (o.t8 === null) $omitted(pp, $q63, $q69);
     const q4 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q129), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q131), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q130, $q131, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q132, $q133, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1347,13 +1356,13 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S6, $q136);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S6, $q139);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S6, $q137);
-    const c0 = $scratch($q138, x0);
-    const c1 = $scratch($q139, x1);
-    return $plan($q27, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S6, $q140);
+    const c0 = $scratch($q141, x0);
+    const c1 = $scratch($q142, x1);
+    return $plan($q29, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1369,7 +1378,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q140);
+    throw $wrap(e, $q143);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1378,7 +1387,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q141, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q121, () => o.s0[1], $q140, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q144, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q123, () => o.s0[1], $q143, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1390,7 +1399,7 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q142, () => K0A0_x11(o, [...[], $q142]));
+  return $condWhy(() => K0A0_d26(o), $q145, () => K0A0_x11(o, [...[], $q145]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1405,14 +1414,14 @@ function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q128), $u32(r1, pp, $q129), 0, 0];
+    const b6 = [$u32(r0, pp, $q130), $u32(r1, pp, $q131), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q130, $q131, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q132, $q133, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1425,13 +1434,13 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S10, $q136);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S10, $q139);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S10, $q137);
-    const c0 = $scratch($q138, x0);
-    const c1 = $scratch($q139, x1);
-    return $plan($q27, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S10, $q140);
+    const c0 = $scratch($q141, x0);
+    const c1 = $scratch($q142, x1);
+    return $plan($q29, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1448,18 +1457,18 @@ function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
     const q0 = o.q0 ?? K0A0_z0(o);
     const q1 = o.q3 ?? K0A0_z3(o);
     const q2 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q61, $q67);
+    if (o.t8 === null) $omitted(pp, $q63, $q69);
     const q3 = o.q8 ?? K0A0_z8(o);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q129), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q131), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q130, $q131, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
+    return $pass($q132, $q133, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1472,13 +1481,13 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K0A0S14, $q136);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S14, $q139);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K0A0S14, $q137);
-    const c0 = $scratch($q138, x0);
-    const c1 = $scratch($q139, x1);
-    return $plan($q27, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q138, size: x0 }, { id: $q139, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S14, $q140);
+    const c0 = $scratch($q141, x0);
+    const c1 = $scratch($q142, x1);
+    return $plan($q29, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1518,7 +1527,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q143);
+    throw $wrap(e, $q146);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1526,7 +1535,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q144);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1535,7 +1544,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q144, () => K0A0_d31(o), $q103, $q104]), () => ((K0A0_d30(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q143, () => K0A0_d30(o), $q87, $q88]), () => $why(path, K0A0V7, [$q143, () => K0A0_d30(o), $q101, $q88])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q147, () => K0A0_d31(o), $q105, $q106]), () => ((K0A0_d30(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q146, () => K0A0_d30(o), $q89, $q90]), () => $why(path, K0A0V7, [$q146, () => K0A0_d30(o), $q103, $q90])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1547,7 +1556,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q145, () => K0A0_x12(o, [...[], $q145]));
+  return $condWhy(() => K0A0_d32(o), $q148, () => K0A0_x12(o, [...[], $q148]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1555,7 +1564,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q96, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V28, [$q98, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1567,7 +1576,7 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q146, () => K0A0_x13(o, [...[], $q146]));
+  return $condWhy(() => K0A0_d33(o), $q149, () => K0A0_x13(o, [...[], $q149]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -1582,11 +1591,11 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q133) : 0);
-    const b7 = [$u32(r0, pp, $q128), $f32(r1), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
+    const b7 = [$u32(r0, pp, $q130), $f32(r1, pp, $q136), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q26, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q28, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1594,7 +1603,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q27, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
+  return $plan($q29, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1605,7 +1614,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q27, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
+  return $plan($q29, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1616,7 +1625,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q27, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
+  return $plan($q29, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1627,7 +1636,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q27, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
+  return $plan($q29, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1640,18 +1649,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q27, $q147);
+    $evalFail(e, $q29, $q150);
   }
-  const h0 = $outShape(o0, 2, $q27, $q134);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q114 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q27, $q134, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q29, $q137);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q116 };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q29, $q137, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q27, $q123, o.u3.shape, h1, $q71);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q29, $q125, o.u3.shape, h1, $q73);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q27, $q124, o.u4.shape, h2, $q70);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q29, $q126, o.u4.shape, h2, $q72);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q148, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q148, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q151, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q151, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1661,7 +1670,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q149, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q152, "PagedAttention: no variant fits this call on profile mobile-256-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
@@ -1669,7 +1678,7 @@ export function plan0(call: PagedAttentionCall): Plan {
   const c = $call(call, K0);
   const ins = $bag(c, $q1, K0);
   const outs = $bag(c, $q2, K0);
-  const attrs = $bag(c, $q150, K0);
+  const attrs = $bag(c, $q3, K0);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -1690,35 +1699,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q132:
-          t0 = $td(ins[key], K0, $q122, key);
-          break;
-        case $q110:
-          t1 = $td(ins[key], K0, $q122, key);
+        case $q134:
+          t0 = $td(ins[key], K0, $q124, key);
           break;
         case $q112:
-          t2 = $td(ins[key], K0, $q122, key);
+          t1 = $td(ins[key], K0, $q124, key);
           break;
-        case $q123:
-          t3 = $td(ins[key], K0, $q122, key);
-          break;
-        case $q124:
-          t4 = $td(ins[key], K0, $q122, key);
+        case $q114:
+          t2 = $td(ins[key], K0, $q124, key);
           break;
         case $q125:
-          t5 = $td(ins[key], K0, $q122, key);
+          t3 = $td(ins[key], K0, $q124, key);
           break;
         case $q126:
-          t6 = $td(ins[key], K0, $q122, key);
+          t4 = $td(ins[key], K0, $q124, key);
           break;
         case $q127:
-          t7 = $td(ins[key], K0, $q122, key);
+          t5 = $td(ins[key], K0, $q124, key);
           break;
-        case $q67:
-          t8 = $td(ins[key], K0, $q122, key);
+        case $q128:
+          t6 = $td(ins[key], K0, $q124, key);
+          break;
+        case $q129:
+          t7 = $td(ins[key], K0, $q124, key);
+          break;
+        case $q69:
+          t8 = $td(ins[key], K0, $q124, key);
           break;
         default:
-          $fail($q0, K0 + $q151 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q153 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1726,17 +1735,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q134:
-          t9 = $td(outs[key], K0, $q57, key);
+        case $q137:
+          t9 = $td(outs[key], K0, $q59, key);
           break;
-        case $q123:
-          u3 = $td(outs[key], K0, $q57, key);
+        case $q125:
+          u3 = $td(outs[key], K0, $q59, key);
           break;
-        case $q124:
-          u4 = $td(outs[key], K0, $q57, key);
+        case $q126:
+          u4 = $td(outs[key], K0, $q59, key);
           break;
         default:
-          $fail($q0, K0 + $q152 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q154 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1744,20 +1753,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q153:
+        case $q155:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q154:
+        case $q156:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q155:
+        case $q157:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q133:
+        case $q135:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q156 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q158 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1766,80 +1775,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q122, $q132);
+    $missing(K0, $q124, $q134);
   } else {
     dt0 = t0.dtype;
-    by0 = $q132;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q122, $q132);
+    by0 = $q134;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q124, $q134);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q124, $q112);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q124, $q114);
   }
   if (t3 === null) {
-    $missing(K0, $q122, $q123);
+    $missing(K0, $q124, $q125);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q122, $q123);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q124, $q125);
   }
   if (t4 === null) {
-    $missing(K0, $q122, $q124);
+    $missing(K0, $q124, $q126);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q122, $q124);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q124, $q126);
   }
   if (t5 === null) {
-    $missing(K0, $q122, $q125);
+    $missing(K0, $q124, $q127);
   } else {
     dt1 = t5.dtype;
-    by1 = $q125;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q122, $q125);
+    by1 = $q127;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q124, $q127);
   }
   if (t6 === null) {
-    $missing(K0, $q122, $q126);
+    $missing(K0, $q124, $q128);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q122, $q126);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q124, $q128);
   }
   if (t7 === null) {
-    $missing(K0, $q122, $q127);
+    $missing(K0, $q124, $q129);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q122, $q127);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q124, $q129);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q122, $q67);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q124, $q69);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q57, $q134);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q59, $q137);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q57, $q123);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q59, $q125);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q57, $q124);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q59, $q126);
   }
-  if (dt0 === undefined) dt0 = $q114;
-  else if (dt0 !== $q114) $fail($q0, K0 + $q157 + dt0 + $q158);
-  if (dt1 === undefined) dt1 = $q159;
-  else if (dt1 !== $q159) $fail($q0, K0 + ": S = " + dt1 + $q160);
-  $num(g0, false, K0, $q153);
-  $num(g1, false, K0, $q154);
-  $num(g2, false, K0, $q155);
-  $num(g3, false, K0, $q133);
+  if (dt0 === undefined) dt0 = $q116;
+  else if (dt0 !== $q116) $fail($q0, K0 + $q159 + dt0 + $q160);
+  if (dt1 === undefined) dt1 = $q161;
+  else if (dt1 !== $q161) $fail($q0, K0 + ": S = " + dt1 + $q162);
+  $num(g0, false, K0, $q155);
+  $num(g1, false, K0, $q156);
+  $num(g2, false, K0, $q157);
+  $num(g3, false, K0, $q135);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q161);
-  if (a2 === undefined) $fail($q0, K0 + $q162);
-  if (dt0 === $q114 && dt1 === $q159) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q149, K0 + $q163 + "T=" + dt0 + ", " + "S=" + dt1 + $q164);
+  if (a1 === undefined) $fail($q0, K0 + $q163);
+  if (a2 === undefined) $fail($q0, K0 + $q164);
+  if (dt0 === $q116 && dt1 === $q161) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q152, K0 + $q165 + "T=" + dt0 + ", " + "S=" + dt1 + $q166);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1873,95 +1882,95 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q165;
+const K1 = $q167;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q166;
-const K1A0V3: readonly string[] = [$q167, $q28, $q29, $q168, $q169, "dim(shapes.pastKeyT, 2)", $q170, $q171, $q32];
+const K1A0S1 = K1A0S0 + $q168;
+const K1A0V3: readonly string[] = [$q169, $q30, $q31, $q170, $q171, "dim(shapes.pastKeyT, 2)", $q172, $q173, $q34];
 const K1A0S2 = " on profile mobile-256-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q172;
-const K1A0V4: readonly string[] = [$q28, $q29, $q168, $q169, $q170, $q171, $q32];
-const K1A0V5: readonly string[] = [$q167, $q28, $q29, $q173, $q170, $q32];
+const K1A0S3 = K1A0S0 + $q174;
+const K1A0V4: readonly string[] = [$q30, $q31, $q170, $q171, $q172, $q173, $q34];
+const K1A0V5: readonly string[] = [$q169, $q30, $q31, $q175, $q172, $q34];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q29, $q170];
+const K1A0V6: readonly string[] = [$q31, $q172];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q36, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q38, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q165;
-const K1A0V7: readonly [number, string, string] = [134217728, $q37, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
-const K1A0V9: readonly string[] = [$q48, $q49];
-const K1A0V10: readonly BindingPlan[] = $bl([$q51, 1, $q180, 1, $q181, 1, $q178, 1, $q179, 1, "rotated_query", 0, $q45, 2]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q184, 0, $q45, 2]);
-const K1A0V12: readonly string[] = [$q185, $q48, $q55];
-const K1A0S5 = K1A0S0 + $q186;
-const K1A0V13: readonly BindingPlan[] = $bl([$q184, 1, $q57, 0]);
-const K1A0V14: readonly string[] = [$q55];
-const K1A0S6 = K1A0S0 + $q58;
-const K1A0V15: readonly string[] = [K1A0S0, $q187, K1A0S0, $q188];
+const K1A0S4 = $q167;
+const K1A0V7: readonly [number, string, string] = [134217728, $q39, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q53, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q182, 1, $q183, 1, $q47, 2]);
+const K1A0V9: readonly string[] = [$q50, $q51];
+const K1A0V10: readonly BindingPlan[] = $bl([$q53, 1, $q182, 1, $q183, 1, $q180, 1, $q181, 1, "rotated_query", 0, $q47, 2]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q53, 1, $q178, 1, $q179, 1, $q184, 1, $q185, 1, $q180, 1, $q181, 1, $q186, 0, $q47, 2]);
+const K1A0V12: readonly string[] = [$q187, $q50, $q57];
+const K1A0S5 = K1A0S0 + $q188;
+const K1A0V13: readonly BindingPlan[] = $bl([$q186, 1, $q59, 0]);
+const K1A0V14: readonly string[] = [$q57];
+const K1A0S6 = K1A0S0 + $q60;
+const K1A0V15: readonly string[] = [K1A0S0, $q189, K1A0S0, $q190];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
-const K1A0S8 = K1A0S7 + $q166;
-const K1A0S9 = K1A0S7 + $q186;
-const K1A0S10 = K1A0S7 + $q58;
-const K1A0V17: readonly string[] = [K1A0S7, $q188];
+const K1A0V16: readonly BindingPlan[] = $bl([$q53, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q47, 2]);
+const K1A0S8 = K1A0S7 + $q168;
+const K1A0S9 = K1A0S7 + $q188;
+const K1A0S10 = K1A0S7 + $q60;
+const K1A0V17: readonly string[] = [K1A0S7, $q190];
 const K1A0V18: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q166;
-const K1A0S13 = K1A0S11 + $q172;
+const K1A0S12 = K1A0S11 + $q168;
+const K1A0S13 = K1A0S11 + $q174;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V19: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q180, 1, $q181, 1, $q45, 2]);
-const K1A0S14 = K1A0S11 + $q186;
-const K1A0S15 = K1A0S11 + $q58;
-const K1A0V20: readonly string[] = [K1A0S11, $q187, K1A0S11, $q188];
+const K1A0V19: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q182, 1, $q183, 1, $q47, 2]);
+const K1A0S14 = K1A0S11 + $q188;
+const K1A0S15 = K1A0S11 + $q60;
+const K1A0V20: readonly string[] = [K1A0S11, $q189, K1A0S11, $q190];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q174 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q175, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q38, 1, $q39, 1, $q176, 0, $q177, 0, $q178, 1, $q179, 1, $q45, 2]);
-const K1A0S17 = K1A0S16 + $q166;
-const K1A0S18 = K1A0S16 + $q186;
-const K1A0S19 = K1A0S16 + $q58;
-const K1A0V22: readonly string[] = [K1A0S16, $q188];
+const K1A0V21: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q47, 2]);
+const K1A0S17 = K1A0S16 + $q168;
+const K1A0S18 = K1A0S16 + $q188;
+const K1A0S19 = K1A0S16 + $q60;
+const K1A0V22: readonly string[] = [K1A0S16, $q190];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q166;
-const K1A0S22 = K1A0S20 + $q172;
+const K1A0S21 = K1A0S20 + $q168;
+const K1A0S22 = K1A0S20 + $q174;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q51, 1, $q176, 1, $q177, 1, $q182, 1, $q183, 1, $q178, 1, $q179, 1, $q57, 0, $q45, 2]);
-const K1A0V24: readonly string[] = [$q185];
-const K1A0S23 = K1A0S20 + $q191;
-const K1A0V25: readonly string[] = [K1A0S20, $q187];
+const K1A0V23: readonly BindingPlan[] = $bl([$q53, 1, $q178, 1, $q179, 1, $q184, 1, $q185, 1, $q180, 1, $q181, 1, $q59, 0, $q47, 2]);
+const K1A0V24: readonly string[] = [$q187];
+const K1A0S23 = K1A0S20 + $q193;
+const K1A0V25: readonly string[] = [K1A0S20, $q189];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q166;
-const K1A0S26 = K1A0S24 + $q191;
+const K1A0S25 = K1A0S24 + $q168;
+const K1A0S26 = K1A0S24 + $q193;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q166;
-const K1A0S29 = K1A0S27 + $q172;
+const K1A0S28 = K1A0S27 + $q168;
+const K1A0S29 = K1A0S27 + $q174;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q191;
-const K1A0V26: readonly string[] = [K1A0S27, $q187];
+const K1A0S30 = K1A0S27 + $q193;
+const K1A0V26: readonly string[] = [K1A0S27, $q189];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q166;
-const K1A0S33 = K1A0S31 + $q191;
+const K1A0S32 = K1A0S31 + $q168;
+const K1A0S33 = K1A0S31 + $q193;
 
 interface K1A0 {
   readonly t0: TensorDesc | null;
@@ -2044,7 +2053,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q64);
+    throw $wrap(e, $q66);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2061,7 +2070,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q66);
+    throw $wrap(e, $q68);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2077,7 +2086,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q78);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2085,7 +2094,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q192);
+    throw $wrap(e, $q194);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2095,9 +2104,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q193) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q195) : 0));
   } catch (e) {
-    throw $wrap(e, $q194);
+    throw $wrap(e, $q196);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2105,16 +2114,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q195);
+    throw $wrap(e, $q197);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q196, $q193).shape.length === 2)) && ($need(o.t10, $q197, $q198).shape.length === 2)) && $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q201, $q193).dtype === $q114)) && ($need(o.t10, $q202, $q198).dtype === $q114)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q198, $q195).shape.length === 2)) && ($need(o.t10, $q199, $q200).shape.length === 2)) && $same($need(o.t10, $q201, $q200).shape as readonly number[], $need(o.t9, $q202, $q195).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q203, $q195).dtype === $q116)) && ($need(o.t10, $q204, $q200).dtype === $q116)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q203);
+    throw $wrap(e, $q205);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2122,7 +2131,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q108);
+    throw $wrap(e, $q110);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2130,7 +2139,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q140);
+    throw $wrap(e, $q143);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2138,7 +2147,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q204);
+    throw $wrap(e, $q206);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2147,37 +2156,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q29, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q28, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q75, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q205, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q173, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q77, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q207, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q175, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q167, () => o.a0]);
+  return $why(path, K0A0V6, [$q169, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q72, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q80 : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q74, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q82 : K1A0_x3(o, [...path, $q208]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q77, () => o.t11!.shape[0], $q65, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q79, () => o.t11!.shape[1], $q207, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q66, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q74, $q73])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q79, () => o.t11!.shape[0], $q67, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q81, () => o.t11!.shape[1], $q209, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q68, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q76, $q75])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q208, () => o.s4, $q209, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q65, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q28, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q73, $q74, $q73])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q210, () => o.s4, $q211, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q67, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q30, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q75, $q76, $q75])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q76, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q205, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q210, () => o.s6[1]]), () => $why(path, K0A0V7, [$q210, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q78, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q207, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q212, () => o.s6[1]]), () => $why(path, K0A0V7, [$q212, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q65, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q67, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q196, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q196, () => $need(o.t9, $q196, $q193).shape.length]), () => ($need(o.t10, $q197, $q198).shape.length === 2), () => $why(path, K0A0V9, [$q197, () => $need(o.t10, $q197, $q198).shape.length]), () => $same($need(o.t10, $q199, $q198).shape as readonly number[], $need(o.t9, $q200, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q199, () => $need(o.t10, $q199, $q198).shape, $q200, () => $need(o.t9, $q200, $q193).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q194, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q195, () => K1A0_d10(o), $q72, () => o.s3[3]]), () => ($need(o.t9, $q201, $q193).dtype === $q114), () => $why(path, K0A0V1, [$q201, () => $need(o.t9, $q201, $q193).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q202, () => $need(o.t10, $q202, $q198).dtype, $q74, $q73])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q171, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q206]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q198, $q195).shape.length === 2), () => $why(path, K0A0V9, [$q198, () => $need(o.t9, $q198, $q195).shape.length]), () => ($need(o.t10, $q199, $q200).shape.length === 2), () => $why(path, K0A0V9, [$q199, () => $need(o.t10, $q199, $q200).shape.length]), () => $same($need(o.t10, $q201, $q200).shape as readonly number[], $need(o.t9, $q202, $q195).shape as readonly number[]), () => $why(path, K0A0V0, [$q201, () => $need(o.t10, $q201, $q200).shape, $q202, () => $need(o.t9, $q202, $q195).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q196, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q197, () => K1A0_d10(o), $q74, () => o.s3[3]]), () => ($need(o.t9, $q203, $q195).dtype === $q116), () => $why(path, K0A0V1, [$q203, () => $need(o.t9, $q203, $q195).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q204, () => $need(o.t10, $q204, $q200).dtype, $q76, $q75])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q173, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q208]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2185,7 +2194,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q64]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q83]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q82]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q192]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q203]), () => K1A0_x9(o, [...path, $q204])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q66]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q85]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q84]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q194]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q205]), () => K1A0_x9(o, [...path, $q206])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2197,7 +2206,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q211, () => K1A0_x0(o, [...[], $q211]));
+  return $condWhy(() => K1A0_d15(o), $q213, () => K1A0_x0(o, [...[], $q213]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2228,12 +2237,12 @@ function K1A0_d20(o: K1A0): boolean {
   try {
     return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (256 as number))));
   } catch (e) {
-    throw $wrap(e, $q89);
+    throw $wrap(e, $q91);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q207, () => o.s0[1], $q85, $q86]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q28, () => o.a1, $q85, $q86]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q65, () => o.s0[0], $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q85, $q86]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q212, () => K1A0_d19(o), $q101, $q88]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q101, $q88])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q209, () => o.s0[1], $q87, $q88]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q30, () => o.a1, $q87, $q88]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q67, () => o.s0[0], $q87, $q88]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q87, $q88]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q214, () => K1A0_d19(o), $q89, $q90]), () => ((K1A0_d19(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q214, () => K1A0_d19(o), $q103, $q90]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q103, $q90])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2245,19 +2254,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q89, () => K1A0_x10(o, [...[], $q89]));
+  return $condWhy(() => K1A0_d20(o), $q91, () => K1A0_x10(o, [...[], $q91]));
 }
 /** derive "bindingsFit": memo m21 */
 function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q213);
+    throw $wrap(e, $q215);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q214, $q98]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q214, $q98])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q216, $q100]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q216, $q100])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2269,7 +2278,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q213, () => K1A0_x11(o, [...[], $q213]));
+  return $condWhy(() => K1A0_d21(o), $q215, () => K1A0_x11(o, [...[], $q215]));
 }
 /** derive "packedKv": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
@@ -2277,7 +2286,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q32, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q141, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q140, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q144, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q217, () => o.s0[2], $q143, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2289,7 +2298,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q142, () => K1A0_x12(o, [...[], $q142]));
+  return $condWhy(() => K1A0_d22(o), $q145, () => K1A0_x12(o, [...[], $q145]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2301,14 +2310,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q206, () => K1A0_x3(o, [...[], $q206]));
+  return $condWhy(() => K1A0_d1(o), $q208, () => K1A0_x3(o, [...[], $q208]));
 }
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
     return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "attnStorageBytes": memo m24 */
@@ -2316,7 +2325,7 @@ function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q218);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2325,7 +2334,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q105, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q216, () => K1A0_d24(o), $q103, $q104])]);
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q107, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q218, () => K1A0_d24(o), $q105, $q106])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2337,7 +2346,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q217, () => K1A0_x13(o, [...[], $q217]));
+  return $condWhy(() => K1A0_d25(o), $q219, () => K1A0_x13(o, [...[], $q219]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2368,7 +2377,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2376,7 +2385,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q220);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2396,12 +2405,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (256 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q219);
+    throw $wrap(e, $q221);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q90, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q85, $q86]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => K1A0_d29(o), $q85, $q86]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d30(o), $q214, $q98]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q87, $q88]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d32(o), $q101, $q88]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q103, $q104])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q92, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q87, $q88]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q92, () => K1A0_d29(o), $q87, $q88]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d30(o), $q216, $q100]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d32(o), $q89, $q90]), () => ((K1A0_d32(o) as number) <= (256 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d32(o), $q103, $q90]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q105, $q106])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2413,43 +2422,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q219, () => K1A0_x14(o, [...[], $q219]));
+  return $condWhy(() => K1A0_d33(o), $q221, () => K1A0_x14(o, [...[], $q221]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q169, $q193).shape, 1, $q200);
+    return $dimS($need(o.t9, $q171, $q195).shape, 1, $q202);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q169, $q193).shape, 1, $q200));
+    return $show($dimS($need(o.t9, $q171, $q195).shape, 1, $q202));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q19 + e.message;
+    if (e instanceof EvalFailure) return $q20 + e.message;
     throw e;
   }
 }
 function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q122, $q132, 2, K1A0V7));
+  return (o.q0 ??= $buf(o.t0!, $q124, $q134, 2, K1A0V7));
 }
 function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q122, $q221, 2, K1A0V7));
+  return (o.q3 ??= $buf(o.t3!, $q124, $q223, 2, K1A0V7));
 }
 function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q122, $q222, 2, K1A0V7));
+  return (o.q4 ??= $buf(o.t4!, $q124, $q224, 2, K1A0V7));
 }
 function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q122, $q223, 4, K1A0V7));
+  return (o.q7 ??= $buf(o.t7!, $q124, $q225, 4, K1A0V7));
 }
 function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q122, $q224, 4, K1A0V7));
+  return (o.q8 ??= $buf(o.t8!, $q124, $q226, 4, K1A0V7));
 }
 function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q122, $q193, 2, K1A0V7));
+  return (o.q9 ??= $buf(o.t9!, $q124, $q195, 2, K1A0V7));
 }
 function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q122, $q198, 2, K1A0V7));
+  return (o.q10 ??= $buf(o.t10!, $q124, $q200, 2, K1A0V7));
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2459,18 +2468,18 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = o.q4 ?? K1A0_z4(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q180, $q193);
+    if (o.t9 === null) $omitted(pp, $q182, $q195);
     const q5 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q181, $q198);
+    if (o.t10 === null) $omitted(pp, $q183, $q200);
     const q6 = o.q10 ?? K1A0_z10(o);
-    const b7 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
+    const b7 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q228, $q229, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2479,13 +2488,13 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   let st = 0;
   try {
     const q0 = o.q0 ?? K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q180, $q193);
+    if (o.t9 === null) $omitted(pp, $q182, $q195);
     const q1 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q181, $q198);
+    if (o.t10 === null) $omitted(pp, $q183, $q200);
     const q2 = o.q10 ?? K1A0_z10(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
+    const b6 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2498,10 +2507,10 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
   }
 }
 function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q122, $q228, 4, K1A0V7));
+  return (o.q5 ??= $buf(o.t5!, $q124, $q230, 4, K1A0V7));
 }
 function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q122, $q229, 4, K1A0V7));
+  return (o.q6 ??= $buf(o.t6!, $q124, $q231, 4, K1A0V7));
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
   let st = 0;
@@ -2514,7 +2523,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     const q5 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2522,13 +2531,13 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
+    return $pass($q236, $q237, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
 }
 function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q57, $q134, 2, K1A0V7));
+  return (o.q11 ??= $buf(o.t11!, $q59, $q137, 2, K1A0V7));
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
   let st = 0;
@@ -2538,7 +2547,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q135, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q138, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2548,23 +2557,23 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
-    if (s0 === undefined) $noShown(K1A0S0 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q238;
+    if (s0 === undefined) $noShown(K1A0S0 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
-    if (s1 === undefined) $noShown(K1A0S0 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q240;
+    if (s1 === undefined) $noShown(K1A0S0 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S0, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S0, $q242);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S0, $q241);
-    const c0 = $scratch($q242, x0);
-    const c1 = $scratch($q184, x1);
-    return $plan($q165, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K1A0S0, $q243);
+    const c0 = $scratch($q244, x0);
+    const c1 = $scratch($q186, x1);
+    return $plan($q167, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q244, size: x0 }, { id: $q186, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2585,7 +2594,7 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q206, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q208, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2595,14 +2604,14 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     const q2 = o.q4 ?? K1A0_z4(o);
     const q3 = o.q7 ?? K1A0_z7(o);
     const q4 = o.q8 ?? K1A0_z8(o);
-    const b5 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
+    const b5 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q228, $q229, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2619,7 +2628,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q8 ?? K1A0_z8(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2627,7 +2636,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q234, $q235, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
+    return $pass($q236, $q237, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2636,15 +2645,15 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
-    if (s0 === undefined) $noShown(K1A0S7 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q245;
+    if (s0 === undefined) $noShown(K1A0S7 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S7, $q241);
-    const c0 = $scratch($q184, x0);
-    return $plan($q165, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q184, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K1A0S7, $q243);
+    const c0 = $scratch($q186, x0);
+    return $plan($q167, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q186, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V17, st);
   }
@@ -2658,14 +2667,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q109, $q110).shape.length === 3)) && ($need(o.t2, $q111, $q112).shape.length === 3)) && $same($need(o.t1, $q244, $q110).shape as readonly number[], $need(o.t2, $q245, $q112).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q110) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q110) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q110) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q113, $q110).dtype === $q114)) && ($need(o.t2, $q115, $q112).dtype === $q114)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q111, $q112).shape.length === 3)) && ($need(o.t2, $q113, $q114).shape.length === 3)) && $same($need(o.t1, $q246, $q112).shape as readonly number[], $need(o.t2, $q247, $q114).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q112) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q112) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q115, $q112).dtype === $q116)) && ($need(o.t2, $q117, $q114).dtype === $q116)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q118);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q117, () => (o.t2 !== null), () => $where(path) + $q118, () => ($need(o.t1, $q109, $q110).shape.length === 3), () => $why(path, K1A0V18, [$q109, () => $need(o.t1, $q109, $q110).shape.length]), () => ($need(o.t2, $q111, $q112).shape.length === 3), () => $why(path, K1A0V18, [$q111, () => $need(o.t2, $q111, $q112).shape.length]), () => $same($need(o.t1, $q244, $q110).shape as readonly number[], $need(o.t2, $q245, $q112).shape as readonly number[]), () => $why(path, K0A0V0, [$q244, () => $need(o.t1, $q244, $q110).shape, $q245, () => $need(o.t2, $q245, $q112).shape]), () => ($dimT(o.t1, (0 as number), $q110) === o.s0[0]), () => $why(path, K0A0V1, [$q119, () => $dimT(o.t1, (0 as number), $q110), $q65, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q110) === o.s0[1]), () => $why(path, K0A0V1, [$q120, () => $dimT(o.t1, (1 as number), $q110), $q207, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q110) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q110), $q108, () => K1A0_d12(o)]), () => ($need(o.t1, $q113, $q110).dtype === $q114), () => $why(path, K0A0V1, [$q113, () => $need(o.t1, $q113, $q110).dtype, $q74, $q73]), () => ($need(o.t2, $q115, $q112).dtype === $q114), () => $why(path, K0A0V1, [$q115, () => $need(o.t2, $q115, $q112).dtype, $q74, $q73]), () => $why(path, K0A0V1, [$q215, () => o.s0[2], $q66, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q119, () => (o.t2 !== null), () => $where(path) + $q120, () => ($need(o.t1, $q111, $q112).shape.length === 3), () => $why(path, K1A0V18, [$q111, () => $need(o.t1, $q111, $q112).shape.length]), () => ($need(o.t2, $q113, $q114).shape.length === 3), () => $why(path, K1A0V18, [$q113, () => $need(o.t2, $q113, $q114).shape.length]), () => $same($need(o.t1, $q246, $q112).shape as readonly number[], $need(o.t2, $q247, $q114).shape as readonly number[]), () => $why(path, K0A0V0, [$q246, () => $need(o.t1, $q246, $q112).shape, $q247, () => $need(o.t2, $q247, $q114).shape]), () => ($dimT(o.t1, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, [$q121, () => $dimT(o.t1, (0 as number), $q112), $q67, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q112) === o.s0[1]), () => $why(path, K0A0V1, [$q122, () => $dimT(o.t1, (1 as number), $q112), $q209, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q112) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q112), $q110, () => K1A0_d12(o)]), () => ($need(o.t1, $q115, $q112).dtype === $q116), () => $why(path, K0A0V1, [$q115, () => $need(o.t1, $q115, $q112).dtype, $q76, $q75]), () => ($need(o.t2, $q117, $q114).dtype === $q116), () => $why(path, K0A0V1, [$q117, () => $need(o.t2, $q117, $q114).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q217, () => o.s0[2], $q68, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2677,37 +2686,37 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q116, () => K1A0_x15(o, [...[], $q116]));
+  return $condWhy(() => K1A0_d34(o), $q118, () => K1A0_x15(o, [...[], $q118]));
 }
 function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q122, $q110, 2, K1A0V7));
+  return (o.q1 ??= $buf(o.t1!, $q124, $q112, 2, K1A0V7));
 }
 function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q122, $q112, 2, K1A0V7));
+  return (o.q2 ??= $buf(o.t2!, $q124, $q114, 2, K1A0V7));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    if (o.t1 === null) $omitted(pp, $q40, $q112);
     const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    if (o.t2 === null) $omitted(pp, $q41, $q114);
     const q1 = o.q2 ?? K1A0_z2(o);
     const q2 = o.q3 ?? K1A0_z3(o);
     const q3 = o.q4 ?? K1A0_z4(o);
     const q4 = o.q7 ?? K1A0_z7(o);
     const q5 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q180, $q193);
+    if (o.t9 === null) $omitted(pp, $q182, $q195);
     const q6 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q181, $q198);
+    if (o.t10 === null) $omitted(pp, $q183, $q200);
     const q7 = o.q10 ?? K1A0_z10(o);
-    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
+    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
+    return $pass($q228, $q229, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2717,23 +2726,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S11 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S11 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S11 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S11 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S11, $q240);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S11, $q242);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q37, K1A0S11, $q241);
-    const c0 = $scratch($q242, x0);
-    const c1 = $scratch($q184, x1);
-    return $plan($q165, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q242, size: x0 }, { id: $q184, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K1A0S11, $q243);
+    const c0 = $scratch($q244, x0);
+    const c1 = $scratch($q186, x1);
+    return $plan($q167, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q244, size: x0 }, { id: $q186, size: x1 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V20, st);
   }
@@ -2747,22 +2756,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q38, $q110);
+    if (o.t1 === null) $omitted(pp, $q40, $q112);
     const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q39, $q112);
+    if (o.t2 === null) $omitted(pp, $q41, $q114);
     const q1 = o.q2 ?? K1A0_z2(o);
     const q2 = o.q3 ?? K1A0_z3(o);
     const q3 = o.q4 ?? K1A0_z4(o);
     const q4 = o.q7 ?? K1A0_z7(o);
     const q5 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), 0, 0];
+    const b6 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q226, $q227, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q228, $q229, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2771,15 +2780,15 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S16 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q250;
+    if (s0 === undefined) $noShown(K1A0S16 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q37, K1A0S16, $q241);
-    const c0 = $scratch($q184, x0);
-    return $plan($q165, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q184, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K1A0S16, $q243);
+    const c0 = $scratch($q186, x0);
+    return $plan($q167, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q186, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V22, st);
   }
@@ -2802,11 +2811,11 @@ function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     const q6 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
+    return $pass($q251, $q252, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V24, st);
   }
@@ -2816,18 +2825,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q236;
-    if (s0 === undefined) $noShown(K1A0S20 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q238;
+    if (s0 === undefined) $noShown(K1A0S20 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q238;
-    if (s1 === undefined) $noShown(K1A0S20 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q240;
+    if (s1 === undefined) $noShown(K1A0S20 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S20, $q240);
-    const c0 = $scratch($q242, x0);
-    return $plan($q165, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q242, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S20, $q242);
+    const c0 = $scratch($q244, x0);
+    return $plan($q167, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q244, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V25, st);
   }
@@ -2850,21 +2859,21 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
     const q7 = o.q11 ?? K1A0_z11(o);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q225), $u32(o.s0[0], pp, $q128), $u32(o.s5[0], pp, $q230), $u32(r0, pp, $q231), $u32(o.s6[1], pp, $q232), $u32(o.s3[2], pp, $q233), $f32(o.a4), 0];
+    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
+    return $pass($q251, $q252, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V24, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q243;
-  if (s0 === undefined) $noShown(K1A0S24 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q245;
+  if (s0 === undefined) $noShown(K1A0S24 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q165, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
+  return $plan($q167, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2876,18 +2885,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S27 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S27 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S27 + $q239, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S27 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q37, K1A0S27, $q240);
-    const c0 = $scratch($q242, x0);
-    return $plan($q165, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q242, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S27, $q242);
+    const c0 = $scratch($q244, x0);
+    return $plan($q167, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q244, size: x0 }], shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2899,10 +2908,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q248;
-  if (s0 === undefined) $noShown(K1A0S31 + $q237, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q250;
+  if (s0 === undefined) $noShown(K1A0S31 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q165, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
+  return $plan($q167, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2914,19 +2923,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q165, $q147);
+    $evalFail(e, $q167, $q150);
   }
-  const h0 = $outShape(o0, 3, $q165, $q134);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q114 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q165, $q134, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q167, $q137);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q116 };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q167, $q137, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q165, $q221, o.u3.shape, h1, $q209);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q167, $q223, o.u3.shape, h1, $q211);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q165, $q222, o.u4.shape, h2, $q208);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q167, $q224, o.u4.shape, h2, $q210);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q148, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q148, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q148, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q151, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q151, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q151, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2936,7 +2945,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q149, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q152, "SparseAttention: no variant fits this call on profile mobile-256-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-256-f16. Throws KernelCallError when the call cannot run. */
@@ -2944,7 +2953,7 @@ export function plan1(call: SparseAttentionCall): Plan {
   const c = $call(call, K1);
   const ins = $bag(c, $q1, K1);
   const outs = $bag(c, $q2, K1);
-  const attrs = $bag(c, $q150, K1);
+  const attrs = $bag(c, $q3, K1);
   let t0: TensorDesc | null = null;
   let t1: TensorDesc | null = null;
   let t2: TensorDesc | null = null;
@@ -2969,41 +2978,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q132:
-          t0 = $td(ins[key], K1, $q122, key);
-          break;
-        case $q110:
-          t1 = $td(ins[key], K1, $q122, key);
+        case $q134:
+          t0 = $td(ins[key], K1, $q124, key);
           break;
         case $q112:
-          t2 = $td(ins[key], K1, $q122, key);
+          t1 = $td(ins[key], K1, $q124, key);
           break;
-        case $q221:
-          t3 = $td(ins[key], K1, $q122, key);
-          break;
-        case $q222:
-          t4 = $td(ins[key], K1, $q122, key);
-          break;
-        case $q228:
-          t5 = $td(ins[key], K1, $q122, key);
-          break;
-        case $q229:
-          t6 = $td(ins[key], K1, $q122, key);
+        case $q114:
+          t2 = $td(ins[key], K1, $q124, key);
           break;
         case $q223:
-          t7 = $td(ins[key], K1, $q122, key);
+          t3 = $td(ins[key], K1, $q124, key);
           break;
         case $q224:
-          t8 = $td(ins[key], K1, $q122, key);
+          t4 = $td(ins[key], K1, $q124, key);
           break;
-        case $q193:
-          t9 = $td(ins[key], K1, $q122, key);
+        case $q230:
+          t5 = $td(ins[key], K1, $q124, key);
           break;
-        case $q198:
-          t10 = $td(ins[key], K1, $q122, key);
+        case $q231:
+          t6 = $td(ins[key], K1, $q124, key);
+          break;
+        case $q225:
+          t7 = $td(ins[key], K1, $q124, key);
+          break;
+        case $q226:
+          t8 = $td(ins[key], K1, $q124, key);
+          break;
+        case $q195:
+          t9 = $td(ins[key], K1, $q124, key);
+          break;
+        case $q200:
+          t10 = $td(ins[key], K1, $q124, key);
           break;
         default:
-          $fail($q0, K1 + $q151 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q153 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3011,17 +3020,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q134:
-          t11 = $td(outs[key], K1, $q57, key);
+        case $q137:
+          t11 = $td(outs[key], K1, $q59, key);
           break;
-        case $q221:
-          u3 = $td(outs[key], K1, $q57, key);
+        case $q223:
+          u3 = $td(outs[key], K1, $q59, key);
           break;
-        case $q222:
-          u4 = $td(outs[key], K1, $q57, key);
+        case $q224:
+          u4 = $td(outs[key], K1, $q59, key);
           break;
         default:
-          $fail($q0, K1 + $q152 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q154 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3029,26 +3038,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q251:
+        case $q253:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q154:
+        case $q156:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q155:
+        case $q157:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q252:
+        case $q254:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q133:
+        case $q135:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q253:
+        case $q255:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q156 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q158 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3057,95 +3066,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q122, $q132);
+    $missing(K1, $q124, $q134);
   } else {
     dt0 = t0.dtype;
-    by0 = $q132;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q122, $q132);
+    by0 = $q134;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q124, $q134);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q122, $q110);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q124, $q112);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q122, $q112);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q124, $q114);
   }
   if (t3 === null) {
-    $missing(K1, $q122, $q221);
+    $missing(K1, $q124, $q223);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q122, $q221);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q124, $q223);
   }
   if (t4 === null) {
-    $missing(K1, $q122, $q222);
+    $missing(K1, $q124, $q224);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q122, $q222);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q124, $q224);
   }
   if (t5 === null) {
-    $missing(K1, $q122, $q228);
+    $missing(K1, $q124, $q230);
   } else {
     dt1 = t5.dtype;
-    by1 = $q228;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q122, $q228);
+    by1 = $q230;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q124, $q230);
   }
   if (t6 === null) {
-    $missing(K1, $q122, $q229);
+    $missing(K1, $q124, $q231);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q122, $q229);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q124, $q231);
   }
   if (t7 === null) {
-    $missing(K1, $q122, $q223);
+    $missing(K1, $q124, $q225);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q122, $q223);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q124, $q225);
   }
   if (t8 === null) {
-    $missing(K1, $q122, $q224);
+    $missing(K1, $q124, $q226);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q122, $q224);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q124, $q226);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q122, $q193);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q124, $q195);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q122, $q198);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q124, $q200);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q57, $q134);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q59, $q137);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q57, $q221);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q59, $q223);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q57, $q222);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q59, $q224);
   }
-  if (dt0 === undefined) dt0 = $q114;
-  else if (dt0 !== $q114) $fail($q0, K1 + $q157 + dt0 + $q158);
-  if (dt1 === undefined) dt1 = $q159;
-  else if (dt1 !== $q159) $fail($q0, K1 + ": M = " + dt1 + $q160);
-  $num(g0, false, K1, $q251);
-  $num(g1, false, K1, $q154);
-  $num(g2, false, K1, $q155);
-  $num(g3, false, K1, $q252);
-  $num(g4, false, K1, $q133);
-  $num(g5, false, K1, $q253);
+  if (dt0 === undefined) dt0 = $q116;
+  else if (dt0 !== $q116) $fail($q0, K1 + $q159 + dt0 + $q160);
+  if (dt1 === undefined) dt1 = $q161;
+  else if (dt1 !== $q161) $fail($q0, K1 + ": M = " + dt1 + $q162);
+  $num(g0, false, K1, $q253);
+  $num(g1, false, K1, $q156);
+  $num(g2, false, K1, $q157);
+  $num(g3, false, K1, $q254);
+  $num(g4, false, K1, $q135);
+  $num(g5, false, K1, $q255);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q254);
-  if (a1 === undefined) $fail($q0, K1 + $q161);
-  if (a2 === undefined) $fail($q0, K1 + $q162);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q254);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q256);
+  if (a1 === undefined) $fail($q0, K1 + $q163);
+  if (a2 === undefined) $fail($q0, K1 + $q164);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q256);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q114 && dt1 === $q159) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
-  return $fail($q149, K1 + $q163 + "T=" + dt0 + ", " + "M=" + dt1 + $q164);
+  if (dt0 === $q116 && dt1 === $q161) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
+  return $fail($q152, K1 + $q165 + "T=" + dt0 + ", " + "M=" + dt1 + $q166);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -322,7 +322,7 @@ class SpecChecker {
     }
   }
 
-  private expectType(c: CExpr, want: "bool" | "int" | "shape" | "number", what: string): void {
+  private expectType(c: CExpr, want: "bool" | "int" | "shape" | "number", what: string, hint?: string): void {
     const t = c.texpr.type;
     if (t.k === "error") return;
     const ok =
@@ -340,6 +340,7 @@ class SpecChecker {
           code,
           `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`,
           exprLocation(this.file, c.source, c.texpr.span),
+          { hint },
         ),
       );
     }
@@ -688,7 +689,13 @@ class SpecChecker {
     }
     const fields = b.fields?.map((f): CheckedField => {
       const value = this.checkIn(f.value, env);
-      this.expectType(value, f.type === "f32" ? "number" : "int", `uniform field \`${f.name}\` (${f.type})`);
+      // WGSL's bool is not host-shareable: a flag goes into a uniform as a u32 0 or 1.
+      const cond = /^[\w.]+$/.test(value.source.text) ? value.source.text : `(${value.source.text})`;
+      const hint =
+        value.texpr.type.k === "bool"
+          ? `WGSL's bool cannot be in a uniform buffer: make the field u32 with value \`1 if ${cond} else 0\` and test \`!= 0u\` in the template`
+          : undefined;
+      this.expectType(value, f.type === "f32" ? "number" : "int", `uniform field \`${f.name}\` (${f.type})`, hint);
       return { name: f.name, type: f.type, value };
     });
     if (fields) {

@@ -363,9 +363,7 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
         const ubytes = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
         if (ubytes > maxUniform)
           body.push(`    $fits(${ubytes}, ${maxUniform}, "maxUniformBufferBindingSize", pp, ${q(`uniform \`${b.name}\``)});`);
-        const words = fields.map((f, fi) =>
-          f.type === "f32" ? `$f32(${vals[fi]})` : `$${f.type}(${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)})`,
-        );
+        const words = fields.map((f, fi) => `$${f.type}(${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)})`);
         while (words.length < ubytes / 4) words.push("0");
         body.push(`    const ${u} = [${words.join(", ")}];`);
         layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));

@@ -107,21 +107,22 @@ const $max = Math.max;
 const $isSafe = Number.isSafeInteger;
 /** Number.isInteger, read once (see $floor). */
 const $isInt = Number.isInteger;
-/** The call itself: an object, else an invalid_call error. */
+/** The call itself: an object that is not an array, else an invalid_call error. */
 function $call(c«: unknown», kernel«: string»)«: object» {
-  if (typeof c !== "object" || c === null) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  if (typeof c !== "object" || c === null || Array.isArray(c)) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
   return c;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
- * absent. Each bag is read by its name (one inline cache per name; c[k] would see three names
- * and go megamorphic).
+ * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
+ * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
+ * would see three names and go megamorphic).
  */
 function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefined» {
   const v = $hasOwn.call(c, k) ? (k === "inputs" ? (c« as Call»).inputs : k === "outputs" ? (c« as Call»).outputs : (c« as Bag»)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== "object") $fail("invalid_call", kernel + ": call." + k + " must be an object, got " + $show(v));
+  if (typeof v !== "object" || Array.isArray(v)) $fail("invalid_call", kernel + ": call." + k + " must be an object keyed by " + (k === "attrs" ? "attribute name" : "tensor id") + ", got " + $show(v));
   return v« as Bag»;
 }
 /**
@@ -470,10 +471,16 @@ function $i32(v«: unknown», prefix«: string», field«: string»)«: number»
   if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
   return n >>> 0;
 }
-/** A uniform f32 field's word: the nearest f32's bits. */
-function $f32(v«: unknown»)«: number» {
+/**
+ * A uniform f32 field's word: the nearest f32's bits (a value too small for f32 becomes a subnormal
+ * or zero), or fails when that is not finite: the value is beyond f32's range (it rounds to
+ * ±Infinity), or not finite. One mask and comparison on the bits already made.
+ */
+function $f32(v«: unknown», prefix«: string», field«: string»)«: number» {
   F32[0] = v« as number»;
-  return F32_BITS[0]«!»;
+  const w = F32_BITS[0]«!»;
+  if ((w & 0x7f800000) === 0x7f800000) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n«: unknown», max«: number», prefix«: string», axis«: string»)«: number» {

@@ -1,9 +1,10 @@
 /**
  * The reference semantics of reading a call: the call's bags, each bag's own keys, each tensor's
  * own shape and dtype and each attribute value read exactly once into fresh plain values, checked
- * for form (an object; a shape of at most 64 non-negative safe integers; a string dtype). Nothing
- * the caller holds is read again afterwards, so a getter or Proxy that answers differently later
- * cannot change a plan, and inherited properties (a polluted Object.prototype) are never read.
+ * for form (the call and each bag an object that is not an array; a shape of at most 64
+ * non-negative safe integers; a string dtype). Nothing the caller holds is read again afterwards,
+ * so a getter or Proxy that answers differently later cannot change a plan, and inherited
+ * properties (a polluted Object.prototype) are never read.
  * The generated dispatcher's `$call`, `$bag`, `$td` and `$av` helpers do the same, in the same
  * order, with the same messages.
  */
@@ -51,12 +52,15 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
   const fail = (msg: string): never => {
     throw new KernelCallError("invalid_call", `${K}: ${msg}`);
   };
-  if (typeof call !== "object" || call === null) fail(`a call must be an object { inputs, outputs, attrs }, got ${showCallValue(call)}`);
+  if (typeof call !== "object" || call === null || Array.isArray(call))
+    fail(`a call must be an object { inputs, outputs, attrs }, got ${showCallValue(call)}`);
   const c = call as Record<string, unknown>;
   const bag = (k: string): Record<string, unknown> | undefined => {
     const v = hasOwn(c, k) ? c[k] : undefined;
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "object") fail(`call.${k} must be an object, got ${showCallValue(v)}`);
+    // An array is refused: its indices would read as names, and an empty one would pass as an empty bag.
+    if (typeof v !== "object" || Array.isArray(v))
+      fail(`call.${k} must be an object keyed by ${k === "attrs" ? "attribute name" : "tensor id"}, got ${showCallValue(v)}`);
     return v as Record<string, unknown>;
   };
   const bags = { inputs: bag("inputs"), outputs: bag("outputs"), attrs: bag("attrs") };

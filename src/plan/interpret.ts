@@ -151,7 +151,13 @@ function roundUp4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
 
-/** A uniform struct's field values as u32 words (one per field: an i32 as its two's complement, an f32 as its bits), zero-padded to a multiple of 16 bytes. */
+/**
+ * A uniform struct's field values as u32 words (one per field: an i32 as its two's complement, an
+ * f32 as the bits of the nearest f32), zero-padded to a multiple of 16 bytes. A u32 or i32 value
+ * outside the type's range fails, and so does an f32 value whose nearest f32 is not finite (its
+ * magnitude is 2^128 - 2^103 or more, or it is NaN or infinite). A value too small for f32 is not an
+ * error: it becomes a subnormal or zero, the nearest f32 (docs/spec-format.md, uniform fields).
+ */
 export function uniformWords(
   fields: readonly { name: string; type: "u32" | "i32" | "f32"; value: Value }[],
   structName: string,
@@ -161,8 +167,14 @@ export function uniformWords(
   const words = new Array<number>(size / 4).fill(0);
   fields.forEach((f, i) => {
     const v = f.value as number;
-    if (f.type === "f32") words[i] = new Uint32Array(new Float32Array([v]).buffer)[0]!;
-    else if (f.type === "u32") {
+    if (f.type === "f32") {
+      if (!Number.isFinite(Math.fround(v)))
+        throw new KernelCallError(
+          "eval",
+          `${prefix}: uniform field \`${structName}.${f.name}\` (f32) is ${showValue(v)}; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)`,
+        );
+      words[i] = new Uint32Array(new Float32Array([v]).buffer)[0]!;
+    } else if (f.type === "u32") {
       if (!Number.isInteger(v) || v < 0 || v > 4294967295)
         throw new KernelCallError(
           "eval",

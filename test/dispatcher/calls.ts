@@ -19,6 +19,17 @@ const pickOf =
 const f16 = (shape: number[]): TensorDesc => ({ shape, dtype: "float16" });
 const i32 = (shape: number[]): TensorDesc => ({ shape, dtype: "int32" });
 
+/**
+ * Values of `scale` (an f32 uniform field in both kernels) at the edges of f32's range: past it on
+ * either side (an error), the first double that rounds to Infinity (an error), the last one that
+ * rounds to the largest f32 (a plan), and values that round to a subnormal, to zero and to minus
+ * zero (-1e-50: a literal -0 would read as 0 where a test passes calls as JSON).
+ */
+const F32_EDGES = [1e39, -1e39, 3.4028235677973366e38, 3.4028235677973362e38, -3.4028235677973362e38, 1e-45, 1e-50, -1e-50];
+
+/** Values given for a 0/1 flag attribute: the flags themselves, and a bool, a string and 2 (each an invalid_call). */
+const FLAG_EDGES: readonly unknown[] = [0, 1, true, false, "true", 2];
+
 /** The knobs of a PagedAttention call; `pagedFrom` turns them into a call. */
 interface PagedShape {
   nh: number;
@@ -255,6 +266,9 @@ export function pagedEdges(): Call[] {
   out.push(variantOf(pagedFrom({ ...base, slots: true }), (c) => (c.inputs.slotMappingT = i32([3]))));
   out.push(pagedFrom({ ...base, omitOutput: true }));
   out.push(pagedFrom({ ...base, packed: true, omitOutput: true }));
+  for (const packed of [false, true])
+    for (const scale of F32_EDGES) out.push(variantOf(pagedFrom({ ...base, packed }), (c) => (c.attrs.scale = scale)));
+  for (const flag of FLAG_EDGES) out.push(variantOf(pagedFrom(base), (c) => ((c.attrs as Record<string, unknown>).is_causal = flag)));
   return out;
 }
 
@@ -313,6 +327,11 @@ export function sparseEdges(): Call[] {
   );
   for (const rows of [2 ** 20, 2 ** 31]) {
     out.push(variantOf(sparseFrom({ ...base, rotary: true }), (c) => (c.inputs.cosCacheT = c.inputs.sinCacheT = f16([rows, 64]))));
+  }
+  for (const packed of [false, true])
+    for (const scale of F32_EDGES) out.push(variantOf(sparseFrom({ ...base, packed }), (c) => (c.attrs.scale = scale)));
+  for (const flag of FLAG_EDGES) {
+    out.push(variantOf(sparseFrom({ ...base, rotary: true }), (c) => ((c.attrs as Record<string, unknown>).rotary_interleaved = flag)));
   }
   return out;
 }

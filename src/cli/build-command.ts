@@ -11,23 +11,24 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import type { LoadedConfig } from "../plan/config.js";
-import { BUILD_INFO, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
+import { updateInPlace } from "../core/out-folder.js";
+import { BUILD_INFO, BUILD_INFO_BY, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
 import {
+  auditOutDir,
   checkOwnership,
   MARKER,
   MARKER_TEXT,
   readTreeStrict,
   recoverOutDir,
-  removeOwnedTree,
+  removeProvenTree,
   resolveOutDir,
   stageTree,
   swapIn,
   testPause,
   treeEquals,
-  updateInPlace,
   type OutTarget,
 } from "./out-dir.js";
 import { mergePartial } from "./partial-build.js";
@@ -170,7 +171,11 @@ function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<ty
   return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash, run.opts.fileHashes);
 }
 
-/** Under the lock: repairs leftovers, checks ownership, skips a no-op, compiles and swaps out/ in. */
+/**
+ * Under the lock: repairs leftovers, checks ownership, audits out/ (an entry kernelc did not write,
+ * or a file of its own edited since, stops the build with nothing changed), skips a no-op, compiles
+ * and swaps out/ in.
+ */
 async function writeBuild(run: BuildRun): Promise<number> {
   const { io, opts, target } = run;
   const text = opts.format === "text";
@@ -178,77 +183,71 @@ async function writeBuild(run: BuildRun): Promise<number> {
   const notices: Diagnostic[] = [...recovery.diagnostics];
   if (recovery.restored && text)
     io.stderr(`restored ${target.shown}/ from ${recovery.restored} (an earlier build was interrupted while replacing it)\n`);
-  checkOwnership(target);
-  let current = readTreeStrict(target.dir);
-  const info = readBuildInfo(target.dir);
-  if (!run.partial && !opts.force && upToDate(current, info, run.hash)) {
+  try {
+    checkOwnership(target);
+    const audited = auditOutDir(target);
+    const { info } = audited;
+    let current = audited.tree;
+    if (!run.partial && !opts.force && upToDate(current, info, run.hash)) {
+      printDiagnostics(io, notices, opts.format, () => undefined);
+      if (text) io.stderr(`${target.shown}/ is up to date (inputs unchanged; --force rebuilds)\n`);
+      return 0;
+    }
+    if (run.partial && current.files.size > 0) {
+      const problems = info ? verifyAgainstBuildInfo(current, info) : [`${BUILD_INFO} is missing`];
+      if (problems.length > 0) {
+        throw new UserError([
+          makeDiagnostic(
+            "out_modified",
+            `${target.shown}/ is not the complete build kernelc wrote (${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; …" : ""}), and a build of some profiles or kernels would keep the rest of it`,
+            { file: target.dir },
+            {
+              hint: "run `kernelc build` without --profile/--kernel to rebuild all of it",
+            },
+          ),
+        ]);
+      }
+    }
+    const result = await compileWithProgress(run);
+    if (reportCompile(run, result)) {
+      printDiagnostics(io, notices, opts.format, () => undefined);
+      return 1;
+    }
+    // The compile took a while: audit out/ again (the lock keeps other builds out, not the user).
+    const again = auditOutDir(target);
+    current = again.tree;
+    const files = finalFiles(run, result, current);
+    // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
+    const same =
+      treeEquals(current, files) ||
+      (run.partial &&
+        again.info !== undefined &&
+        treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
+    if (!same && opts.inPlace && !run.partial && again.info !== undefined && current.unexpected.length === 0 && current.files.has(MARKER)) {
+      updateInPlace(target.dir, current, files, again.info.files, BUILD_INFO_BY);
+    } else if (!same) {
+      const staging = stageTree(target.dir, files);
+      try {
+        testPause(io.env, "staged");
+        notices.push(...swapIn(target.dir, staging, io.env));
+      } catch (err) {
+        if (fs.existsSync(staging)) removeProvenTree(staging);
+        throw err;
+      }
+    }
     printDiagnostics(io, notices, opts.format, () => undefined);
-    if (text) io.stderr(`${target.shown}/ is up to date (inputs unchanged; --force rebuilds)\n`);
+    const shaderCount = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
+    const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;
+    if (text)
+      io.stderr(
+        `${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`,
+      );
     return 0;
+  } catch (err) {
+    // The refusal comes with the warnings about leftovers beside out/.
+    if (err instanceof UserError && notices.length > 0) throw new UserError([...notices, ...err.diagnostics]);
+    throw err;
   }
-  if (run.partial && current.files.size > 0) {
-    const problems = info ? verifyAgainstBuildInfo(current, info) : [`${BUILD_INFO} is missing`];
-    if (problems.length > 0) {
-      throw new UserError([
-        makeDiagnostic(
-          "out_modified",
-          `${target.shown}/ was changed after kernelc wrote it (${problems.slice(0, 5).join("; ")}${problems.length > 5 ? "; …" : ""}), and a build of some profiles or kernels would keep the rest of it`,
-          { file: target.dir },
-          {
-            hint: "run `kernelc build` without --profile/--kernel to rebuild all of it",
-          },
-        ),
-      ]);
-    }
-  }
-  const result = await compileWithProgress(run);
-  if (reportCompile(run, result)) return 1;
-  // The compile took a while; read out/ again, which the lock kept ours.
-  current = readTreeStrict(target.dir);
-  const files = finalFiles(run, result, current);
-  const foreign = [
-    ...current.unexpected,
-    ...[...current.files.keys()].filter(
-      (rel) => !files.has(rel) && rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info?.files ?? {}, rel),
-    ),
-  ];
-  const shownForeign = foreign.length > 10 ? [...foreign.slice(0, 9), `… and ${foreign.length - 9} more entries`] : foreign;
-  for (const entry of shownForeign) {
-    notices.push(
-      makeDiagnostic(
-        "out_unexpected",
-        entry.startsWith("…")
-          ? `${entry} were not written by kernelc; the build removed them`
-          : `${target.shown}/${entry} was not written by kernelc; the build removed it`,
-        { file: target.dir },
-        { severity: "warning", hint: `${target.shown}/ belongs to kernelc (see its ${MARKER} file): keep your own files elsewhere` },
-      ),
-    );
-  }
-  printDiagnostics(io, notices, opts.format, () => undefined);
-  // A partial build that changes nothing keeps build-info.json as it is (it may record a full build).
-  const same =
-    treeEquals(current, files) ||
-    (run.partial && info !== undefined && treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
-  if (!same && opts.inPlace && !run.partial && info !== undefined && current.unexpected.length === 0 && current.files.has(MARKER)) {
-    updateInPlace(target.dir, current, files);
-  } else if (!same) {
-    const staging = stageTree(target.dir, files);
-    try {
-      testPause(io.env, "staged");
-      swapIn(target.dir, staging, io.env);
-    } catch (err) {
-      if (fs.existsSync(staging)) removeOwnedTree(staging);
-      throw err;
-    }
-  }
-  const shaderCount = [...files.keys()].filter((f) => f.startsWith("shaders/")).length;
-  const profileCount = [...files.keys()].filter((f) => f.endsWith("/manifest.json")).length;
-  if (text)
-    io.stderr(
-      `${same ? "unchanged" : "wrote"} ${target.shown}/: ${profileCount} profile${profileCount === 1 ? "" : "s"}, ${shaderCount} shader${shaderCount === 1 ? "" : "s"}\n`,
-    );
-  return 0;
 }
 
 /** The entries of a file map other than build-info.json. */
@@ -288,7 +287,11 @@ async function runCheck(run: BuildRun): Promise<number> {
         `${target.shown}/${entry} is not part of the build${why}`,
         { file: target.dir },
         {
-          hint: buildHint ?? "run `npx kernelc build` (it removes what kernelc did not write) and commit the result",
+          hint:
+            buildHint ??
+            (Object.hasOwn(written, entry)
+              ? "run `npx kernelc build` (it removes the files earlier builds wrote) and commit the result"
+              : `move it out of ${target.shown}/ or delete it (kernelc never removes what it did not write), then run \`npx kernelc build\` and commit the result`),
         },
       ),
     );

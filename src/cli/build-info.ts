@@ -8,31 +8,12 @@ import { createRequire } from "node:module";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../core/hash.js";
-import { stableJson } from "../core/stable-json.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { walkFiles } from "../core/walk.js";
+import { BUILD_INFO, buildInfoDigest, buildInfoText, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
 import type { LoadedConfig } from "../plan/config.js";
 
-/** What is on disk in an output folder: regular files by "/"-separated path, and every entry a build never writes. */
-export interface OnDiskTree {
-  readonly files: ReadonlyMap<string, Buffer>;
-  /** Symbolic links, special files and empty folders, as "path (what)". */
-  readonly unexpected: readonly string[];
-}
-
-/** The name of the build-info file inside out/. */
-export const BUILD_INFO = "build-info.json";
-
-/** What build-info.json holds. */
-export interface BuildInfo {
-  readonly generatedBy: string;
-  /** The hash of the inputs (inputsHash) of the build that wrote the folder. */
-  readonly inputs: string;
-  /** Every other file of the folder → the SHA-256 of its content. */
-  readonly files: Readonly<Record<string, string>>;
-  /** Binds `inputs` and `files` together (folders written before it have none). */
-  readonly digest?: string;
-}
+export { BUILD_INFO, readBuildInfo, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
 
 /** kernelc's own folder (dist/ when installed, src/ under the tests). */
 const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -43,6 +24,9 @@ const CODE_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
  * change what the session's builds are made by.
  */
 let codeHash: string | undefined;
+
+/** The `generatedBy` of the build-info.json and pending record kernelc build and watch write. */
+export const BUILD_INFO_BY = `kernelc ${KERNELC_VERSION}; do not edit`;
 
 /** A hash of kernelc's own code and schema/, so that a changed compiler never counts as a no-op build. */
 export function compilerCodeHash(): string {
@@ -117,37 +101,6 @@ export function inputsHash(loaded: LoadedConfig, scope: BuildScope = {}): string
   return sha256Hex(parts.join("\0"));
 }
 
-function digestOf(inputs: string, files: Readonly<Record<string, string>>): string {
-  return sha256Hex(
-    `kernelc build-info v1\0${inputs}\0${Object.keys(files)
-      .sort()
-      .map((f) => `${f}\0${files[f]}`)
-      .join("\0")}`,
-  );
-}
-
-/** Reads `dir`'s build-info.json when it is a regular file of kernelc's shape; otherwise undefined. */
-export function readBuildInfo(dir: string): BuildInfo | undefined {
-  const file = path.join(dir, BUILD_INFO);
-  try {
-    if (!fs.lstatSync(file).isFile()) return undefined;
-    const info = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
-    if (info === null || typeof info !== "object" || Array.isArray(info)) return undefined;
-    const { generatedBy, inputs, files, digest } = info as Record<string, unknown>;
-    if (typeof generatedBy !== "string" || !generatedBy.startsWith("kernelc ") || typeof inputs !== "string") return undefined;
-    if (files === null || typeof files !== "object" || Array.isArray(files)) return undefined;
-    const hashes: Record<string, string> = Object.create(null) as Record<string, string>;
-    for (const [rel, h] of Object.entries(files as Record<string, unknown>)) {
-      if (typeof h !== "string") return undefined;
-      hashes[rel] = h;
-    }
-    if (digest !== undefined && typeof digest !== "string") return undefined;
-    return { generatedBy, inputs, files: hashes, digest: digest as string | undefined };
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * What differs between a folder as it is on disk and its build-info.json: files missing, extra,
  * changed, symbolic links and other entries, and a digest that does not bind the recorded hashes.
@@ -155,7 +108,7 @@ export function readBuildInfo(dir: string): BuildInfo | undefined {
  */
 export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): string[] {
   const problems: string[] = [...tree.unexpected];
-  if (info.digest !== undefined && info.digest !== digestOf(info.inputs, info.files))
+  if (info.digest !== undefined && info.digest !== buildInfoDigest(info.inputs, info.files))
     problems.push(`${BUILD_INFO} was edited (its digest does not match)`);
   for (const [rel, want] of Object.entries(info.files)) {
     const have = tree.files.get(rel);
@@ -191,9 +144,6 @@ export function withBuildInfo(
   }
   if (known) for (const rel of [...known.keys()]) if (!files.has(rel)) known.delete(rel);
   const out = new Map(files);
-  out.set(
-    BUILD_INFO,
-    stableJson({ generatedBy: `kernelc ${KERNELC_VERSION}; do not edit`, inputs: hash, files: hashes, digest: digestOf(hash, hashes) }),
-  );
+  out.set(BUILD_INFO, buildInfoText(BUILD_INFO_BY, hash, hashes));
   return new Map([...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -4,7 +4,9 @@
  * for folders written before the marker a build-info.json that matches every file), reading it
  * as it is on disk, and replacing it so that a crash at any moment loses nothing: the new tree is
  * staged beside it, swapped in by two renames, and the next build restores the previous tree if a
- * crash fell between them. Removal only ever touches folders kernelc wrote.
+ * crash fell between them. Before anything in it is replaced, the folder is audited (core/out-folder.ts):
+ * an entry kernelc did not write, or one of its files edited since, stops the build with nothing
+ * changed. Removal only ever touches entries kernelc can prove it wrote.
  */
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -12,16 +14,25 @@ import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError, type Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
+import {
+  auditClean,
+  auditDiagnostics,
+  auditTree,
+  BUILD_INFO,
+  lstatOrUndefined,
+  MARKER,
+  PENDING,
+  readBuildInfo,
+  readPending,
+  readTreeStrict,
+  unrecordedDiagnostic,
+  type BuildInfo,
+  type OnDiskTree,
+} from "../core/out-folder.js";
 import type { LoadedConfig } from "../plan/config.js";
-import { BUILD_INFO, readBuildInfo, verifyAgainstBuildInfo, type OnDiskTree } from "./build-info.js";
+import { verifyAgainstBuildInfo } from "./build-info.js";
 
-/** The marker file kernelc writes into every output folder. */
-export const MARKER = ".kernelc-out";
-
-/** The marker's text: what the folder is and that kernelc replaces it. */
-export const MARKER_TEXT =
-  "This folder is written by kernelc (`npx kernelc build`); each build replaces its contents.\n" +
-  "kernelc only replaces a folder that holds this file. Do not put your own files here.\n";
+export { MARKER, MARKER_TEXT, readTreeStrict } from "../core/out-folder.js";
 
 /** Folders (by name) that an output folder may never be in or contain. */
 const PROTECTED_NAMES = [".git", "node_modules"] as const;
@@ -115,35 +126,6 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
   return { dir, shown };
 }
 
-/** Reads `dir` as it is on disk, without following symbolic links; a missing folder is empty. */
-export function readTreeStrict(dir: string): OnDiskTree {
-  const files = new Map<string, Buffer>();
-  const unexpected: string[] = [];
-  const visit = (abs: string, rel: string): void => {
-    const entries = fs.readdirSync(abs, { withFileTypes: true });
-    if (entries.length === 0 && rel !== "") unexpected.push(`${rel}/ (empty folder)`);
-    for (const e of entries) {
-      const r = rel ? `${rel}/${e.name}` : e.name;
-      const p = path.join(abs, e.name);
-      if (e.isSymbolicLink()) unexpected.push(`${r} (symbolic link)`);
-      else if (e.isDirectory()) visit(p, r);
-      else if (e.isFile()) files.set(r, fs.readFileSync(p));
-      else unexpected.push(`${r} (special file)`);
-    }
-  };
-  if (lstatOrUndefined(dir)?.isDirectory()) visit(dir, "");
-  return { files, unexpected: unexpected.sort() };
-}
-
-function lstatOrUndefined(p: string): fs.Stats | undefined {
-  try {
-    return fs.lstatSync(p);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw err;
-  }
-}
-
 /** Whether `dir`'s files are exactly those of `files` (byte for byte) with nothing else there. */
 export function treeEquals(tree: OnDiskTree, files: ReadonlyMap<string, string>): boolean {
   if (tree.unexpected.length > 0 || tree.files.size !== files.size) return false;
@@ -175,7 +157,12 @@ export function checkOwnership(target: OutTarget): Ownership {
   };
   if (!st.isDirectory()) refuse("it is not a folder");
   if (fs.readdirSync(target.dir).length === 0) return "empty";
-  if (lstatOrUndefined(path.join(target.dir, MARKER))?.isFile()) return "marked";
+  if (lstatOrUndefined(path.join(target.dir, MARKER))?.isFile()) {
+    // A marked folder without its record: kernelc cannot tell its files from anyone else's.
+    const unrecorded = readBuildInfo(target.dir) ? undefined : unrecordedDiagnostic(readTreeStrict(target.dir), target.shown, target.dir);
+    if (unrecorded) throw new UserError([unrecorded]);
+    return "marked";
+  }
   const info = readBuildInfo(target.dir);
   if (!info) return refuse(`it has no ${MARKER} marker and no ${BUILD_INFO} of kernelc`);
   const problems = verifyAgainstBuildInfo(readTreeStrict(target.dir), info);
@@ -184,6 +171,28 @@ export function checkOwnership(target: OutTarget): Ownership {
       `it has no ${MARKER} marker, and it is not exactly the build its ${BUILD_INFO} describes (${problems.slice(0, 3).join("; ")}${problems.length > 3 ? "; …" : ""})`,
     );
   return "legacy";
+}
+
+/** An output folder as audited: what is on disk, its build-info.json and its pending record. */
+export interface AuditedOut {
+  readonly tree: OnDiskTree;
+  readonly info: BuildInfo | undefined;
+  readonly pending: Readonly<Record<string, readonly string[]>> | undefined;
+}
+
+/**
+ * Reads the output folder (call it after checkOwnership) and checks that every entry in it is
+ * kernelc's: throws UserError with `out_unexpected` for each entry kernelc did not write and
+ * `out_modified` for each of its files changed since it wrote it. No flag or config skips it.
+ */
+export function auditOutDir(target: OutTarget): AuditedOut {
+  const tree = readTreeStrict(target.dir);
+  const info = readBuildInfo(target.dir);
+  const pending = readPending(target.dir);
+  if (tree.files.size === 0 && tree.unexpected.length === 0) return { tree, info, pending };
+  const diags = auditDiagnostics(auditTree(tree, info, pending), target.shown, target.dir);
+  if (diags.length > 0) throw new UserError(diags);
+  return { tree, info, pending };
 }
 
 /** A pause point of the test hook: the build waits there while `KERNELC_TEST_PAUSE_AT` names it. */
@@ -236,84 +245,51 @@ function fsyncDir(dir: string): void {
 }
 
 /**
- * Writes `files` into a new staging folder beside `outDir` (marker first, build-info last, each
- * flushed) with the user's umask, and returns its path; on failure removes it and rethrows.
+ * Writes `files` into a new staging folder beside `outDir` (each flushed) with the user's umask,
+ * and returns its path; on failure removes what it wrote and rethrows. The marker comes first and
+ * build-info.json second, so that a staging folder left by a crash lists every file it may hold
+ * with its hash, and the next build can prove it is kernelc's before removing it.
  */
 export function stageTree(outDir: string, files: ReadonlyMap<string, string>): string {
   fs.mkdirSync(path.dirname(outDir), { recursive: true });
   const staging = siblingName(outDir, "tmp");
   fs.mkdirSync(staging, 0o777);
+  const created: string[] = [];
   try {
     const order = [...files.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     for (const rel of order) {
       const p = path.join(staging, ...rel.split("/"));
+      for (let d = path.dirname(p); d !== staging && !fs.existsSync(d); d = path.dirname(d)) created.push(d);
       fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
+      created.push(p);
       writeDurable(p, files.get(rel)!);
     }
     fsyncDir(staging);
   } catch (err) {
-    removeOwnedTree(staging);
+    removeCreated(staging, created);
     throw err;
   }
   return staging;
 }
 
 function rank(rel: string): number {
-  return rel === MARKER ? 0 : rel === BUILD_INFO ? 2 : 1;
+  return rel === MARKER ? 0 : rel === BUILD_INFO ? 1 : 2;
 }
 
-/**
- * Brings a kernelc-written `outDir` (the tree `current`, marker included, nothing unexpected) to
- * `files` by touching only what differs: each new or changed file is written beside itself and
- * renamed over (so a reader never sees a partly written file), shaders first and build-info.json
- * last; then files no longer built, and folders left empty, are removed. For kernelc watch, where a
- * template edit changes a few shaders of a large tree: files are not flushed to disk one by one as
- * `kernelc build`'s staged swap does, and an interruption leaves a mixed tree whose build-info.json
- * no longer matches its inputs, which the next build replaces whole.
- */
-export function updateInPlace(outDir: string, current: OnDiskTree, files: ReadonlyMap<string, string>): void {
-  const order = [...files.keys()].sort((a, b) => writeRank(a) - writeRank(b) || (a < b ? -1 : a > b ? 1 : 0));
-  const write = (rel: string): void => {
-    const text = files.get(rel)!;
-    const have = current.files.get(rel);
-    if (have && have.equals(Buffer.from(text, "utf8"))) return;
-    const p = path.join(outDir, ...rel.split("/"));
-    fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
-    const tmp = path.join(path.dirname(p), `.${path.basename(p)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
-    try {
-      fs.writeFileSync(tmp, text, { flag: "wx", mode: 0o666 });
-      fs.renameSync(tmp, p);
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      throw err;
-    }
-  };
-  for (const rel of order) if (rel !== BUILD_INFO) write(rel);
-  const emptied = new Set<string>();
-  for (const rel of current.files.keys()) {
-    if (files.has(rel) || rel === MARKER || rel === BUILD_INFO) continue;
-    fs.rmSync(path.join(outDir, ...rel.split("/")), { force: true });
-    for (let dir = path.posix.dirname(rel); dir !== "."; dir = path.posix.dirname(dir)) emptied.add(dir);
-  }
-  // Deepest first, so that a folder whose subfolders were emptied is empty in its turn.
-  for (const dir of [...emptied].sort((a, b) => b.split("/").length - a.split("/").length)) {
-    const abs = path.join(outDir, ...dir.split("/"));
-    if (fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
-  }
-  if (files.has(BUILD_INFO)) write(BUILD_INFO);
-  else fs.rmSync(path.join(outDir, BUILD_INFO), { force: true });
-}
-
-/** Shaders before the files that name them (dispatchers, manifests, index.ts), build-info.json last. */
-function writeRank(rel: string): number {
-  return rel === MARKER ? 0 : rel.startsWith("shaders/") ? 1 : rel === BUILD_INFO ? 3 : 2;
+/** Removes what this process created in `staging` (files, then folders deepest first), then `staging` if it is then empty. */
+function removeCreated(staging: string, created: readonly string[]): void {
+  const files = created.filter((p) => !lstatOrUndefined(p)?.isDirectory());
+  const dirs = created.filter((p) => lstatOrUndefined(p)?.isDirectory()).sort((a, b) => b.length - a.length);
+  for (const p of files) fs.rmSync(p, { force: true });
+  for (const d of [...dirs, staging]) if (lstatOrUndefined(d)?.isDirectory() && fs.readdirSync(d).length === 0) fs.rmdirSync(d);
 }
 
 /**
  * Replaces `outDir` by `staging`: the previous tree is renamed aside, the staged one renamed in,
- * then the previous one removed. A crash between the renames is repaired by `recoverOutDir`.
+ * then the previous one removed (only what kernelc can prove it wrote: anything else keeps it in
+ * place, with the `out_leftover` warning returned). A crash between the renames is repaired by `recoverOutDir`.
  */
-export function swapIn(outDir: string, staging: string, env: Readonly<Record<string, string | undefined>>): void {
+export function swapIn(outDir: string, staging: string, env: Readonly<Record<string, string | undefined>>): Diagnostic[] {
   const old = lstatOrUndefined(outDir) ? siblingName(outDir, "old") : undefined;
   if (old) fs.renameSync(outDir, old);
   testPause(env, "swap");
@@ -325,24 +301,50 @@ export function swapIn(outDir: string, staging: string, env: Readonly<Record<str
   }
   fsyncDir(path.dirname(outDir));
   testPause(env, "cleanup");
-  if (old) removeOwnedTree(old);
+  return old && !removeProvenTree(old) ? [leftoverWarning(old)] : [];
 }
 
-/** Removes a folder kernelc wrote, its marker last, so that an interrupted removal is still recognized as kernelc's. */
-export function removeOwnedTree(dir: string): void {
-  if (!lstatOrUndefined(dir)?.isDirectory()) return;
-  for (const name of fs.readdirSync(dir)) if (name !== MARKER) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
-  fs.rmSync(path.join(dir, MARKER), { force: true });
+/**
+ * Whether every entry of `dir` is provably kernelc's: the folder is empty, holds only kernelc's
+ * marker, or every entry passes the audit against its own build-info.json and pending record (files it
+ * lists that are missing are fine: an interrupted write or removal).
+ */
+export function provablyOurs(dir: string): boolean {
+  if (!lstatOrUndefined(dir)?.isDirectory()) return false;
+  const tree = readTreeStrict(dir);
+  return auditClean(auditTree(tree, readBuildInfo(dir), readPending(dir)));
+}
+
+/**
+ * Removes a folder when every entry in it is provably kernelc's (`provablyOurs`); true when it is
+ * gone. The listed files go first, then emptied folders, the pending record, build-info.json and
+ * the marker last, so that an interrupted removal still leaves a folder kernelc can prove it wrote.
+ */
+export function removeProvenTree(dir: string): boolean {
+  if (!lstatOrUndefined(dir)) return true;
+  if (!provablyOurs(dir)) return false;
+  const tree = readTreeStrict(dir);
+  const last = [PENDING, BUILD_INFO, MARKER];
+  for (const rel of tree.files.keys()) if (!last.includes(rel)) fs.rmSync(path.join(dir, ...rel.split("/")), { force: true });
+  const dirs = new Set<string>(tree.emptyDirs ?? []);
+  for (const rel of tree.files.keys()) for (let d = path.posix.dirname(rel); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
+  for (const d of [...dirs].sort((a, b) => b.split("/").length - a.split("/").length)) {
+    const abs = path.join(dir, ...d.split("/"));
+    if (lstatOrUndefined(abs)?.isDirectory() && fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
+  }
+  for (const rel of last) fs.rmSync(path.join(dir, rel), { force: true });
+  if (fs.readdirSync(dir).length > 0) return false;
   fs.rmdirSync(dir);
+  return true;
 }
 
-/** Whether a leftover staging or previous folder is kernelc's: empty, marked, or holding a kernelc build-info.json. */
-function ownedLeftover(dir: string): boolean {
-  const st = lstatOrUndefined(dir);
-  if (!st?.isDirectory()) return false;
-  if (fs.readdirSync(dir).length === 0) return true;
-  if (lstatOrUndefined(path.join(dir, MARKER))?.isFile()) return true;
-  return readBuildInfo(dir) !== undefined;
+function leftoverWarning(p: string): Diagnostic {
+  return makeDiagnostic(
+    "out_leftover",
+    `${p} looks like a leftover of an interrupted build, but it holds entries kernelc cannot prove it wrote, so it is left in place`,
+    { file: p },
+    { hint: "look through it: move what is yours elsewhere, then delete it" },
+  );
 }
 
 /** What `recoverOutDir` did. */
@@ -358,7 +360,7 @@ export interface Recovery {
 /**
  * Repairs what an interrupted build left beside `outDir` (call it holding the lock): when out/ is
  * missing, puts back the newest complete previous tree; then removes every leftover staging or
- * previous folder that kernelc wrote, and warns about any other.
+ * previous folder whose every entry kernelc can prove it wrote, and warns about (and keeps) any other.
  */
 export function recoverOutDir(outDir: string): Recovery {
   const parent = path.dirname(outDir);
@@ -374,7 +376,7 @@ export function recoverOutDir(outDir: string): Recovery {
   let restored: string | undefined;
   if (!lstatOrUndefined(outDir)) {
     const complete = leftovers
-      .filter((p) => /\.old(-|$)/.test(path.basename(p)) && ownedLeftover(p))
+      .filter((p) => /\.old(-|$)/.test(path.basename(p)) && provablyOurs(p))
       .filter((p) => {
         const info = readBuildInfo(p);
         return info !== undefined && verifyAgainstBuildInfo(readTreeStrict(p), info).length === 0;
@@ -389,19 +391,9 @@ export function recoverOutDir(outDir: string): Recovery {
   const diagnostics: Diagnostic[] = [];
   for (const p of leftovers) {
     if (p === restored) continue;
-    if (ownedLeftover(p)) {
-      removeOwnedTree(p);
-      removed.push(p);
-    } else if (lstatOrUndefined(p)) {
-      diagnostics.push(
-        makeDiagnostic(
-          "out_leftover",
-          `${p} looks like a leftover of an interrupted build, but kernelc cannot tell that it wrote it, so it is left in place`,
-          { file: p },
-          { hint: "remove it if it is not yours" },
-        ),
-      );
-    }
+    if (!lstatOrUndefined(p)) continue;
+    if (removeProvenTree(p)) removed.push(p);
+    else diagnostics.push(leftoverWarning(p));
   }
   return { restored, removed, diagnostics };
 }

@@ -1,27 +1,32 @@
 /**
  * Writing a build's files into the out folder for the Vite plugin: only the files that changed,
  * each swapped in by rename, and a build-info.json that lists every file written with its hash.
- * It writes only into a folder that is missing, empty, or holds kernelc's marker or build-info.json, and it
- * removes only files that the previous build-info lists and that still have the content kernelc
- * wrote: it never deletes or overwrites anything kernelc did not write.
+ * It writes only into a folder that is missing, empty, or holds kernelc's marker or build-info.json,
+ * and only after auditing it (core/out-folder.ts): an entry kernelc did not write, or a file of its
+ * own edited since, is an error naming it and nothing is written. It never deletes or overwrites
+ * anything kernelc did not write.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
-import { stableJson } from "../core/stable-json.js";
+import {
+  auditDiagnostics,
+  auditTree,
+  BUILD_INFO,
+  buildInfoText,
+  MARKER,
+  MARKER_TEXT,
+  readBuildInfo,
+  readPending,
+  readTreeStrict,
+  unrecordedDiagnostic,
+  updateInPlace,
+} from "../core/out-folder.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import { walkFiles } from "../core/walk.js";
 
-/** The build-info file kernelc keeps in out/ (the CLI's format: `inputs` and `files`). */
-const BUILD_INFO = "build-info.json";
-
-/** The marker of a folder kernelc writes; the same name and text as the CLI's (src/cli/out-dir.ts; a test keeps them equal). */
-export const MARKER = ".kernelc-out";
-export const MARKER_TEXT =
-  "This folder is written by kernelc (`npx kernelc build`); each build replaces its contents.\n" +
-  "kernelc only replaces a folder that holds this file. Do not put your own files here.\n";
+export { MARKER, MARKER_TEXT } from "../core/out-folder.js";
 
 /** What writeOut did, as "/"-separated paths relative to the out folder. */
 export interface WriteOutResult {
@@ -29,17 +34,8 @@ export interface WriteOutResult {
   readonly removed: readonly string[];
 }
 
-/** The files kernelc wrote into `outDir` last time (path → sha256), or undefined when it holds no kernelc build-info. */
-function previousFiles(outDir: string): Record<string, string> | undefined {
-  try {
-    const info: unknown = JSON.parse(fs.readFileSync(path.join(outDir, BUILD_INFO), "utf8"));
-    const files = typeof info === "object" && info !== null ? (info as { files?: unknown }).files : undefined;
-    if (typeof files !== "object" || files === null || Array.isArray(files)) return undefined;
-    return Object.fromEntries(Object.entries(files).filter((e): e is [string, string] => typeof e[1] === "string"));
-  } catch {
-    return undefined;
-  }
-}
+/** Who wrote the plugin's build-info.json and pending record. */
+const GENERATED_BY = `kernelc ${KERNELC_VERSION} (vite plugin); do not edit`;
 
 function refuse(outDir: string, why: string): never {
   throw new UserError([
@@ -57,53 +53,18 @@ function refuse(outDir: string, why: string): never {
 /** Makes `outDir` hold `built` (path relative to it → text) and the marker, writing only what changed. */
 export function writeOut(outDir: string, built: ReadonlyMap<string, string>): WriteOutResult {
   const files = new Map([...built, [MARKER, MARKER_TEXT]]);
-  let previous: Record<string, string> = {};
-  if (fs.existsSync(outDir)) {
-    if (!fs.lstatSync(outDir).isDirectory()) refuse(outDir, "it is not a folder");
-    const known = previousFiles(outDir);
-    const marked = fs.existsSync(path.join(outDir, MARKER)) && fs.lstatSync(path.join(outDir, MARKER)).isFile();
-    if (known) previous = known;
-    else if (!marked && fs.readdirSync(outDir).length > 0)
-      refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
+  if (fs.existsSync(outDir) && !fs.lstatSync(outDir).isDirectory()) refuse(outDir, "it is not a folder");
+  const tree = readTreeStrict(outDir);
+  const info = readBuildInfo(outDir);
+  if (!info && (tree.files.size > 0 || tree.unexpected.length > 0)) {
+    if (!tree.files.has(MARKER)) refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
+    const unrecorded = unrecordedDiagnostic(tree, outDir, outDir);
+    if (unrecorded) throw new UserError([unrecorded]);
   }
-  const written: string[] = [];
+  const diags = auditDiagnostics(auditTree(tree, info, readPending(outDir)), outDir, outDir);
+  if (diags.length > 0) throw new UserError(diags);
   const hashes: Record<string, string> = {};
-  for (const [rel, text] of files) {
-    const hash = sha256Hex(text);
-    hashes[rel] = hash;
-    const file = path.join(outDir, ...rel.split("/"));
-    if (readOrUndefined(file) === text) continue;
-    if (fs.existsSync(file) && previous[rel] === undefined) refuse(outDir, `${rel} is not a file kernelc wrote`);
-    writeFileAtomic(file, text);
-    written.push(rel);
-  }
-  const removed: string[] = [];
-  const present = new Set(walkFiles(outDir).files);
-  for (const [rel, hash] of Object.entries(previous)) {
-    if (files.has(rel) || !present.has(rel)) continue;
-    const file = path.join(outDir, ...rel.split("/"));
-    const text = readOrUndefined(file);
-    if (text === undefined || sha256Hex(text) !== hash) continue; // changed since kernelc wrote it: left alone
-    fs.rmSync(file);
-    removed.push(rel);
-  }
-  const info = stableJson({ generatedBy: `kernelc ${KERNELC_VERSION} (vite plugin); do not edit`, inputs: "vite", files: hashes });
-  if (readOrUndefined(path.join(outDir, BUILD_INFO)) !== info) writeFileAtomic(path.join(outDir, BUILD_INFO), info);
-  return { written, removed };
-}
-
-function readOrUndefined(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
-}
-
-/** Writes a file by writing a sibling temporary file and renaming it over the target. */
-function writeFileAtomic(file: string, text: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, text);
-  fs.renameSync(tmp, file);
+  for (const [rel, text] of files) hashes[rel] = sha256Hex(text);
+  const withInfo = new Map([...files, [BUILD_INFO, buildInfoText(GENERATED_BY, "vite", hashes)]]);
+  return updateInPlace(outDir, tree, withInfo, info?.files ?? {}, GENERATED_BY);
 }

@@ -1,0 +1,359 @@
+/**
+ * What kernelc knows about the files it wrote into an output folder, shared by `kernelc build`,
+ * `kernelc watch` and the Vite plugin: the `.kernelc-out` marker, build-info.json (every file
+ * written, with its hash, bound by a digest), the pending record an in-place update writes before
+ * it touches a file, and the audit that tells kernelc's files from everything else.
+ *
+ * Why an audit before every write: a user's files are not kernelc's. A build deletes or overwrites
+ * only what it can prove it wrote (a file whose bytes hash to what build-info.json or the pending
+ * record says kernelc wrote there); anything else in the folder (a file, folder, symbolic link or
+ * special file it did not write, or a file of its own edited since) stops the build before it
+ * changes anything, with a diagnostic naming the path.
+ */
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { makeDiagnostic } from "./codes.js";
+import type { Diagnostic } from "./diagnostic.js";
+import { sha256Hex } from "./hash.js";
+import { stableJson } from "./stable-json.js";
+
+/** The marker file kernelc writes into every output folder. */
+export const MARKER = ".kernelc-out";
+
+/** The marker's text: what the folder is and that kernelc replaces it. */
+export const MARKER_TEXT =
+  "This folder is written by kernelc (`npx kernelc build`); each build replaces its contents.\n" +
+  "kernelc only replaces a folder that holds this file. Do not put your own files here.\n";
+
+/** The name of the build-info file inside out/. */
+export const BUILD_INFO = "build-info.json";
+
+/** The record of an in-place update in progress: the files it is about to write, with their hashes. */
+export const PENDING = ".kernelc-pending.json";
+
+/** What is on disk in an output folder: regular files by "/"-separated path, and every entry a build never writes. */
+export interface OnDiskTree {
+  readonly files: ReadonlyMap<string, Buffer>;
+  /** Symbolic links, special files and empty folders, as "path (what)". */
+  readonly unexpected: readonly string[];
+  /** The empty folders among `unexpected`, as paths. */
+  readonly emptyDirs?: readonly string[];
+}
+
+/** What build-info.json holds. */
+export interface BuildInfo {
+  readonly generatedBy: string;
+  /** The hash of the inputs (inputsHash) of the build that wrote the folder. */
+  readonly inputs: string;
+  /** Every other file of the folder → the SHA-256 of its content. */
+  readonly files: Readonly<Record<string, string>>;
+  /** Binds `inputs` and `files` together (folders written before it have none). */
+  readonly digest?: string;
+}
+
+/** The digest that binds a build-info's inputs hash to its files' hashes. */
+export function buildInfoDigest(inputs: string, files: Readonly<Record<string, string>>): string {
+  return sha256Hex(
+    `kernelc build-info v1\0${inputs}\0${Object.keys(files)
+      .sort()
+      .map((f) => `${f}\0${files[f]}`)
+      .join("\0")}`,
+  );
+}
+
+/** The text of a build-info.json: who wrote it, the inputs hash, every file's hash and the digest. */
+export function buildInfoText(generatedBy: string, inputs: string, files: Readonly<Record<string, string>>): string {
+  return stableJson({ generatedBy, inputs, files, digest: buildInfoDigest(inputs, files) });
+}
+
+/** Reads `dir`'s build-info.json when it is a regular file of kernelc's shape; otherwise undefined. */
+export function readBuildInfo(dir: string): BuildInfo | undefined {
+  const file = path.join(dir, BUILD_INFO);
+  try {
+    if (!fs.lstatSync(file).isFile()) return undefined;
+    const info = JSON.parse(fs.readFileSync(file, "utf8")) as unknown;
+    if (info === null || typeof info !== "object" || Array.isArray(info)) return undefined;
+    const { generatedBy, inputs, files, digest } = info as Record<string, unknown>;
+    if (typeof generatedBy !== "string" || !generatedBy.startsWith("kernelc ") || typeof inputs !== "string") return undefined;
+    if (files === null || typeof files !== "object" || Array.isArray(files)) return undefined;
+    const hashes: Record<string, string> = Object.create(null) as Record<string, string>;
+    for (const [rel, h] of Object.entries(files as Record<string, unknown>)) {
+      if (typeof h !== "string") return undefined;
+      hashes[rel] = h;
+    }
+    if (digest !== undefined && typeof digest !== "string") return undefined;
+    return { generatedBy, inputs, files: hashes, digest: digest as string | undefined };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Reads `dir` as it is on disk, without following symbolic links; a missing folder is empty. */
+export function readTreeStrict(dir: string): OnDiskTree {
+  const files = new Map<string, Buffer>();
+  const unexpected: string[] = [];
+  const emptyDirs: string[] = [];
+  const visit = (abs: string, rel: string): void => {
+    const entries = fs.readdirSync(abs, { withFileTypes: true });
+    if (entries.length === 0 && rel !== "") {
+      unexpected.push(`${rel}/ (empty folder)`);
+      emptyDirs.push(rel);
+    }
+    for (const e of entries) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      const p = path.join(abs, e.name);
+      if (e.isSymbolicLink()) unexpected.push(`${r} (symbolic link)`);
+      else if (e.isDirectory()) visit(p, r);
+      else if (e.isFile()) files.set(r, fs.readFileSync(p));
+      else unexpected.push(`${r} (special file)`);
+    }
+  };
+  if (lstatOrUndefined(dir)?.isDirectory()) visit(dir, "");
+  return { files, unexpected: unexpected.sort(), emptyDirs: emptyDirs.sort() };
+}
+
+/** The entry at `p` without following a link, or undefined when there is none. */
+export function lstatOrUndefined(p: string): fs.Stats | undefined {
+  try {
+    return fs.lstatSync(p);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw err;
+  }
+}
+
+/** The pending record's hashes (path → every hash an unfinished update may have left there), or undefined when absent or not kernelc's shape. */
+export function readPending(dir: string): Readonly<Record<string, readonly string[]>> | undefined {
+  try {
+    const file = path.join(dir, PENDING);
+    if (!fs.lstatSync(file).isFile()) return undefined;
+    return parsePending(fs.readFileSync(file, "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+function parsePending(text: string): Record<string, readonly string[]> | undefined {
+  try {
+    const rec = JSON.parse(text) as { generatedBy?: unknown; files?: unknown };
+    if (!rec || typeof rec !== "object" || typeof rec.generatedBy !== "string" || !rec.generatedBy.startsWith("kernelc ")) return undefined;
+    if (!rec.files || typeof rec.files !== "object" || Array.isArray(rec.files)) return undefined;
+    const out: Record<string, readonly string[]> = Object.create(null) as Record<string, readonly string[]>;
+    for (const [rel, hs] of Object.entries(rec.files as Record<string, unknown>)) {
+      if (!Array.isArray(hs) || !hs.every((h) => typeof h === "string")) return undefined;
+      out[rel] = hs as string[];
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A temporary file an in-place update writes beside `<name>` and renames over it. */
+const TEMP_FILE = /^\.(.+)\.tmp-\d+-[0-9a-f]{8}$/;
+
+/** What the audit of an output folder found that kernelc did not write or that changed since. */
+export interface OutAudit {
+  /** Entries kernelc did not write: "path" (a file) or "path (what)", a folder holding nothing kernelc lists named once as "path/ (folder)". */
+  readonly foreign: readonly string[];
+  /** Files kernelc wrote whose bytes changed since (build-info.json when its digest no longer binds it). */
+  readonly modified: readonly string[];
+}
+
+/**
+ * Tells kernelc's entries of a folder from the rest. An entry is kernelc's when it is a regular
+ * file whose hash is the one build-info.json (`info`) or the pending record lists for its path, the
+ * marker with kernelc's text, build-info.json itself, the pending record, a temporary file of an
+ * in-place update holding exactly the content pending for its target, or an empty folder on the
+ * path of a listed file. A listed file that is missing is fine. Without `info` only a lone marker
+ * is kernelc's.
+ */
+export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending?: Readonly<Record<string, readonly string[]>>): OutAudit {
+  const foreign: string[] = [];
+  const modified: string[] = [];
+  const listed = (rel: string): boolean => (info !== undefined && Object.hasOwn(info.files, rel)) || (pending !== undefined && Object.hasOwn(pending, rel));
+  const known = (rel: string, hash: string): boolean =>
+    (info !== undefined && info.files[rel] === hash) || (pending !== undefined && (pending[rel] ?? []).includes(hash));
+  if (info?.digest !== undefined && info.digest !== buildInfoDigest(info.inputs, info.files)) modified.push(BUILD_INFO);
+  for (const [rel, bytes] of tree.files) {
+    if (rel === BUILD_INFO && info !== undefined) continue;
+    if (rel === PENDING && pending !== undefined) continue;
+    const hash = sha256Hex(bytes);
+    if (listed(rel)) {
+      if (!known(rel, hash)) modified.push(rel);
+      continue;
+    }
+    if (rel === MARKER && bytes.equals(Buffer.from(MARKER_TEXT, "utf8"))) continue;
+    const temp = TEMP_FILE.exec(path.posix.basename(rel));
+    if (temp) {
+      const target = path.posix.join(path.posix.dirname(rel), temp[1]!);
+      if (known(target, hash)) continue;
+      if (target === PENDING && parsePending(bytes.toString("utf8")) !== undefined) continue;
+    }
+    foreign.push(rel);
+  }
+  const ancestors = new Set<string>();
+  for (const rel of [...Object.keys(info?.files ?? {}), ...Object.keys(pending ?? {})])
+    for (let d = path.posix.dirname(rel); d !== "."; d = path.posix.dirname(d)) ancestors.add(d);
+  const emptyOk = new Set((tree.emptyDirs ?? []).filter((d) => ancestors.has(d)).map((d) => `${d}/ (empty folder)`));
+  for (const entry of tree.unexpected) if (!emptyOk.has(entry)) foreign.push(entry);
+  // A folder that holds nothing kernelc lists is named once, as the folder.
+  const named = new Set<string>();
+  for (const entry of foreign) {
+    const parts = entry.replace(/ \([a-z ]+\)$/, "").replace(/\/$/, "").split("/");
+    const isDir = entry.endsWith("/ (empty folder)");
+    let shown = entry;
+    for (let i = 1; i <= parts.length - (isDir ? 0 : 1); i++) {
+      const d = parts.slice(0, i).join("/");
+      if (!ancestors.has(d)) {
+        shown = `${d}/ (folder)`;
+        break;
+      }
+    }
+    named.add(shown);
+  }
+  foreign.splice(0, foreign.length, ...named);
+  return { foreign: foreign.sort(), modified: modified.sort() };
+}
+
+/** Whether the audit found nothing but kernelc's own entries. */
+export function auditClean(audit: OutAudit): boolean {
+  return audit.foreign.length === 0 && audit.modified.length === 0;
+}
+
+/**
+ * The errors for what an audit found in the output folder shown as `shown`: `out_unexpected` for
+ * each entry kernelc did not write, `out_modified` for each of its files edited since.
+ */
+export function auditDiagnostics(audit: OutAudit, shown: string, dir: string): Diagnostic[] {
+  const diags: Diagnostic[] = [];
+  for (const entry of audit.foreign) {
+    const what = /\((?:empty folder|folder|symbolic link|special file)\)$/.test(entry) ? "" : " (a file)";
+    diags.push(
+      makeDiagnostic(
+        "out_unexpected",
+        `${shown}/${entry}${what} was not written by kernelc; kernelc never deletes or overwrites what it did not write, so nothing in ${shown}/ was changed`,
+        { file: dir },
+        {
+          hint: `move it out of ${shown}/ (or delete it yourself), then rebuild: ${shown}/ holds only what kernelc generates`,
+        },
+      ),
+    );
+  }
+  for (const rel of audit.modified) {
+    diags.push(
+      rel === BUILD_INFO
+        ? makeDiagnostic(
+            "out_modified",
+            `${shown}/${BUILD_INFO} was edited after kernelc wrote it: it is kernelc's record of the files it wrote, so kernelc can no longer tell its files from your edits, and nothing in ${shown}/ was changed`,
+            { file: dir },
+            { hint: `copy any file of ${shown}/ that you edited elsewhere, then delete ${shown}/ and rebuild` },
+          )
+        : makeDiagnostic(
+            "out_modified",
+            `${shown}/${rel} was changed after kernelc wrote it; the build would overwrite your edit, so nothing in ${shown}/ was changed`,
+            { file: dir },
+            {
+              hint: `your edit would be lost: copy ${shown}/${rel} elsewhere or delete it, then rebuild (generated files are rewritten by every build)`,
+            },
+          ),
+    );
+  }
+  return diags;
+}
+
+/**
+ * The check for a folder that holds the marker: kernelc can tell its files only by its
+ * build-info.json, so a marked folder without a readable one is refused unless the marker is all it holds.
+ */
+export function unrecordedDiagnostic(tree: OnDiskTree, shown: string, dir: string): Diagnostic | undefined {
+  const others = [...tree.files.keys()].filter((rel) => rel !== MARKER);
+  if (others.length === 0 && tree.unexpected.length === 0) return undefined;
+  const entries = [...others, ...tree.unexpected].sort();
+  return makeDiagnostic(
+    "out_not_ours",
+    `${shown}/ holds kernelc's ${MARKER} marker but no readable ${BUILD_INFO}, so kernelc cannot tell which of its entries it wrote (${entries.slice(0, 5).join(", ")}${entries.length > 5 ? ", …" : ""}); nothing was changed`,
+    { file: dir },
+    { hint: `move the files you want to keep out of ${shown}/, then delete ${shown}/ and rebuild` },
+  );
+}
+
+/** What an in-place update wrote and removed, as "/"-separated paths. */
+export interface InPlaceResult {
+  readonly written: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/**
+ * Brings an audited output folder (`current`: every entry kernelc's) to `files` (build-info.json
+ * included) by touching only what differs. First the pending record lists every file about to be
+ * written with its new hash (merged with an earlier unfinished update's), so that an interruption
+ * at any later point leaves only entries the audit recognizes; then each new or changed file is
+ * written beside itself and renamed over (a reader never sees a partly written file), shaders first
+ * and build-info.json last; files of the previous build no longer built (listed in `previous`) and
+ * folders left empty are removed; the pending record goes last. Files are not flushed one by one.
+ */
+export function updateInPlace(
+  outDir: string,
+  current: OnDiskTree,
+  files: ReadonlyMap<string, string>,
+  previous: Readonly<Record<string, string>>,
+  generatedBy: string,
+): InPlaceResult {
+  const changed = [...files.keys()].filter((rel) => {
+    const have = current.files.get(rel);
+    return !have || !have.equals(Buffer.from(files.get(rel)!, "utf8"));
+  });
+  const stale = Object.keys(previous).filter((rel) => !files.has(rel) && current.files.has(rel));
+  const leftPending = current.files.has(PENDING);
+  if (changed.length === 0 && stale.length === 0) {
+    if (leftPending) fs.rmSync(path.join(outDir, PENDING), { force: true });
+    return { written: [], removed: [] };
+  }
+  fs.mkdirSync(outDir, { recursive: true, mode: 0o777 });
+  const earlier = readPending(outDir) ?? {};
+  const pending: Record<string, string[]> = {};
+  for (const [rel, hs] of Object.entries(earlier)) pending[rel] = [...hs];
+  for (const rel of changed) {
+    const h = sha256Hex(files.get(rel)!);
+    pending[rel] = [...new Set([...(pending[rel] ?? []), h])];
+  }
+  writeAtomic(outDir, PENDING, stableJson({ generatedBy, files: pending }));
+  const order = changed.sort((a, b) => writeRank(a) - writeRank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  for (const rel of order) if (rel !== BUILD_INFO) writeAtomic(outDir, rel, files.get(rel)!);
+  const emptied = new Set<string>();
+  const removed: string[] = [];
+  for (const rel of stale) {
+    fs.rmSync(path.join(outDir, ...rel.split("/")), { force: true });
+    removed.push(rel);
+    for (let dir = path.posix.dirname(rel); dir !== "."; dir = path.posix.dirname(dir)) emptied.add(dir);
+  }
+  // Deepest first, so that a folder whose subfolders were emptied is empty in its turn.
+  for (const dir of [...emptied].sort((a, b) => b.split("/").length - a.split("/").length)) {
+    const abs = path.join(outDir, ...dir.split("/"));
+    if (lstatOrUndefined(abs)?.isDirectory() && fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
+  }
+  if (changed.includes(BUILD_INFO)) writeAtomic(outDir, BUILD_INFO, files.get(BUILD_INFO)!);
+  fs.rmSync(path.join(outDir, PENDING), { force: true });
+  return { written: order.filter((rel) => rel !== BUILD_INFO), removed };
+}
+
+/** Shaders before the files that name them (dispatchers, manifests, index.ts), build-info.json last. */
+function writeRank(rel: string): number {
+  return rel === MARKER ? 0 : rel.startsWith("shaders/") ? 1 : rel === BUILD_INFO ? 3 : 2;
+}
+
+/** Writes `rel` under `dir` by a temporary file beside it renamed over it (the audit knows that name). */
+function writeAtomic(dir: string, rel: string, text: string): void {
+  const p = path.join(dir, ...rel.split("/"));
+  fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
+  const tmp = path.join(path.dirname(p), `.${path.basename(p)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    fs.writeFileSync(tmp, text, { flag: "wx", mode: 0o666 });
+    fs.renameSync(tmp, p);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}

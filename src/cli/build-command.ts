@@ -194,7 +194,9 @@ async function writeBuild(run: BuildRun): Promise<number> {
       return 0;
     }
     if (run.partial && current.files.size > 0) {
-      const problems = info ? verifyAgainstBuildInfo(current, info) : [`${BUILD_INFO} is missing`];
+      const problems = info
+        ? verifyAgainstBuildInfo(current, info).filter((p) => !restoredByPartial(run, p))
+        : [`${BUILD_INFO} is missing`];
       if (problems.length > 0) {
         throw new UserError([
           makeDiagnostic(
@@ -248,6 +250,21 @@ async function writeBuild(run: BuildRun): Promise<number> {
     if (err instanceof UserError && notices.length > 0) throw new UserError([...notices, ...err.diagnostics]);
     throw err;
   }
+}
+
+/**
+ * Whether a problem verifyAgainstBuildInfo found is a file kernelc wrote that is missing and that
+ * this partial build writes again anyway: the marker, profiles.json and the bundle index, the
+ * files of the profiles it builds (the config's with --kernel alone), or a shader (the merge
+ * checks that every shader a kept manifest needs is there).
+ */
+function restoredByPartial(run: BuildRun, problem: string): boolean {
+  const m = / is missing$/.exec(problem);
+  if (!m) return false;
+  const rel = problem.slice(0, m.index);
+  if (rel === MARKER || rel === "profiles.json" || /^index\.(?:ts|js|d\.ts)$/.test(rel) || rel.startsWith("shaders/")) return true;
+  const top = rel.split("/")[0]!;
+  return rel.includes("/") && (run.opts.profile?.length ? run.opts.profile : run.loaded.config.profiles).includes(top);
 }
 
 /** The entries of a file map other than build-info.json. */

@@ -172,7 +172,8 @@ export interface OutAudit {
 export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending?: Readonly<Record<string, readonly string[]>>): OutAudit {
   const foreign: string[] = [];
   const modified: string[] = [];
-  const listed = (rel: string): boolean => (info !== undefined && Object.hasOwn(info.files, rel)) || (pending !== undefined && Object.hasOwn(pending, rel));
+  const listed = (rel: string): boolean =>
+    (info !== undefined && Object.hasOwn(info.files, rel)) || (pending !== undefined && Object.hasOwn(pending, rel));
   const known = (rel: string, hash: string): boolean =>
     (info !== undefined && info.files[rel] === hash) || (pending !== undefined && (pending[rel] ?? []).includes(hash));
   if (info?.digest !== undefined && info.digest !== buildInfoDigest(info.inputs, info.files)) modified.push(BUILD_INFO);
@@ -201,7 +202,10 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
   // A folder that holds nothing kernelc lists is named once, as the folder.
   const named = new Set<string>();
   for (const entry of foreign) {
-    const parts = entry.replace(/ \([a-z ]+\)$/, "").replace(/\/$/, "").split("/");
+    const parts = entry
+      .replace(/ \([a-z ]+\)$/, "")
+      .replace(/\/$/, "")
+      .split("/");
     const isDir = entry.endsWith("/ (empty folder)");
     let shown = entry;
     for (let i = 1; i <= parts.length - (isDir ? 0 : 1); i++) {

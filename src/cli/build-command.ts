@@ -193,7 +193,7 @@ async function writeBuild(run: BuildRun): Promise<number> {
       if (text) io.stderr(`${target.shown}/ is up to date (inputs unchanged; --force rebuilds)\n`);
       return 0;
     }
-    if (run.partial && current.files.size > 0) {
+    if (run.partial && [...current.files.keys()].some((rel) => rel !== MARKER)) {
       const problems = info
         ? verifyAgainstBuildInfo(current, info).filter((p) => !restoredByPartial(run, p))
         : [`${BUILD_INFO} is missing`];
@@ -254,15 +254,16 @@ async function writeBuild(run: BuildRun): Promise<number> {
 
 /**
  * Whether a problem verifyAgainstBuildInfo found is a file kernelc wrote that is missing and that
- * this partial build writes again anyway: the marker, profiles.json and the bundle index, the
+ * this partial build writes again anyway: the marker, the bundle index (made from the manifests), the
  * files of the profiles it builds (the config's with --kernel alone), or a shader (the merge
- * checks that every shader a kept manifest needs is there).
+ * checks that every shader a kept manifest needs is there). Not profiles.json: it says which
+ * profiles' folders to keep.
  */
 function restoredByPartial(run: BuildRun, problem: string): boolean {
   const m = / is missing$/.exec(problem);
   if (!m) return false;
   const rel = problem.slice(0, m.index);
-  if (rel === MARKER || rel === "profiles.json" || /^index\.(?:ts|js|d\.ts)$/.test(rel) || rel.startsWith("shaders/")) return true;
+  if (rel === MARKER || /^index\.(?:ts|js|d\.ts)$/.test(rel) || rel.startsWith("shaders/")) return true;
   const top = rel.split("/")[0]!;
   return rel.includes("/") && (run.opts.profile?.length ? run.opts.profile : run.loaded.config.profiles).includes(top);
 }

@@ -185,7 +185,10 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
       if (!known(rel, hash)) modified.push(rel);
       continue;
     }
-    if (rel === MARKER && bytes.equals(Buffer.from(MARKER_TEXT, "utf8"))) continue;
+    if (rel === MARKER) {
+      if (!bytes.equals(Buffer.from(MARKER_TEXT, "utf8"))) modified.push(rel);
+      continue;
+    }
     const temp = TEMP_FILE.exec(path.posix.basename(rel));
     if (temp) {
       const target = path.posix.join(path.posix.dirname(rel), temp[1]!);

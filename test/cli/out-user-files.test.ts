@@ -1,0 +1,449 @@
+/**
+ * A user's files are not kernelc's: a full build, a partial build (--profile, --kernel), `kernelc
+ * watch` and the Vite plugin's writer never delete or overwrite anything in out/ that kernelc did
+ * not write. A user file, a user folder, a symbolic link, an edited generated file, a marker
+ * without its build-info.json: exit 1 (a reported diagnostic in watch and Vite) naming the path,
+ * and out/ byte for byte as before. A deleted generated file is restored. An interrupted in-place
+ * update (watch, Vite) is still recognized as kernelc's through its pending record. Leftovers beside
+ * out/ are removed only when every entry in them is provably kernelc's.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { MARKER_TEXT, readTreeStrict, updateInPlace } from "../../src/core/out-folder.js";
+import { UserError } from "../../src/core/diagnostic.js";
+import { sha256Hex } from "../../src/core/hash.js";
+import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
+import { removeProvenTree } from "../../src/cli/out-dir.js";
+import { startWatch, type RebuildResult, type WatchSession } from "../../src/cli/watch-command.js";
+import { writeOut } from "../../src/vite/write-out.js";
+import kernelcVite from "../../src/vite/index.js";
+import { kernelc, leftovers, makeProject, removeProjects, snapshot, touchTemplate } from "./out-project.js";
+
+afterAll(removeProjects);
+
+/** A project with a full build in out/ and a changed template, so that the next build would rewrite out/. */
+async function built(): Promise<string> {
+  const root = makeProject();
+  const r = await kernelc(["build"], root);
+  expect(r.code, r.stderr).toBe(0);
+  touchTemplate(root, "changed");
+  return root;
+}
+
+/** Something a user does to out/, what kernelc must say about it, and how to undo it. */
+interface Intrusion {
+  readonly name: string;
+  readonly apply: (out: string) => void;
+  readonly code: string;
+  readonly message: RegExp;
+}
+
+const INTRUSIONS: Intrusion[] = [
+  {
+    name: "a user file at the top",
+    apply: (out) => fs.writeFileSync(path.join(out, "mine.txt"), "mine\n"),
+    code: "out_unexpected",
+    message: /out\/mine\.txt \(a file\) was not written by kernelc/,
+  },
+  {
+    name: "a user file in a generated folder",
+    apply: (out) => fs.writeFileSync(path.join(out, "core/notes.md"), "my notes\n"),
+    code: "out_unexpected",
+    message: /out\/core\/notes\.md \(a file\) was not written by kernelc/,
+  },
+  {
+    name: "a user folder",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "mine/deep"), { recursive: true });
+      fs.writeFileSync(path.join(out, "mine/deep/a.txt"), "a\n");
+    },
+    code: "out_unexpected",
+    message: /out\/mine\/ \(folder\) was not written by kernelc/,
+  },
+  {
+    name: "an empty user folder",
+    apply: (out) => fs.mkdirSync(path.join(out, "core/empty")),
+    code: "out_unexpected",
+    message: /out\/core\/empty\/ \(folder\) was not written by kernelc/,
+  },
+  {
+    name: "a symbolic link",
+    apply: (out) => fs.symlinkSync("../../sentinel.txt", path.join(out, "core/link.ts")),
+    code: "out_unexpected",
+    message: /out\/core\/link\.ts \(symbolic link\) was not written by kernelc/,
+  },
+  {
+    name: "a symbolic link in place of a generated file",
+    apply: (out) => {
+      fs.renameSync(path.join(out, "core/manifest.json"), path.join(out, "../manifest-copy.json"));
+      fs.symlinkSync("../../manifest-copy.json", path.join(out, "core/manifest.json"));
+    },
+    code: "out_unexpected",
+    message: /out\/core\/manifest\.json \(symbolic link\) was not written by kernelc/,
+  },
+  {
+    name: "an edited generated file",
+    apply: (out) => fs.appendFileSync(path.join(out, "core/dispatcher.ts"), "// my edit\n"),
+    code: "out_modified",
+    message: /out\/core\/dispatcher\.ts was changed after kernelc wrote it; the build would overwrite your edit/,
+  },
+  {
+    name: "an edited shader",
+    apply: (out) => {
+      const shader = fs.readdirSync(path.join(out, "shaders"))[0]!;
+      fs.appendFileSync(path.join(out, "shaders", shader), "// tuned by hand\n");
+    },
+    code: "out_modified",
+    message: /out\/shaders\/[0-9a-f]{16}\.wgsl was changed after kernelc wrote it/,
+  },
+  {
+    name: "an edited build-info.json (a file's hash rewritten to cover an edit)",
+    apply: (out) => {
+      const file = path.join(out, "core/dispatcher.ts");
+      fs.appendFileSync(file, "export const mine = 1;\n");
+      const infoFile = path.join(out, "build-info.json");
+      const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { files: Record<string, string> };
+      info.files["core/dispatcher.ts"] = sha256Hex(fs.readFileSync(file));
+      fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+    },
+    code: "out_modified",
+    message: /out\/build-info\.json was edited after kernelc wrote it/,
+  },
+  {
+    name: "the marker without build-info.json",
+    apply: (out) => fs.rmSync(path.join(out, "build-info.json")),
+    code: "out_not_ours",
+    message: /out\/ holds kernelc's \.kernelc-out marker but no readable build-info\.json/,
+  },
+];
+
+const BUILDS: string[][] = [["build"], ["build", "--force"], ["build", "--profile", "core"], ["build", "--kernel", "Axpby"]];
+
+describe("a build never deletes or overwrites what kernelc did not write", () => {
+  for (const intrusion of INTRUSIONS) {
+    it(`${intrusion.name}: every kind of build exits 1 naming it, and the project is byte for byte as before`, async () => {
+      const root = await built();
+      intrusion.apply(path.join(root, "out"));
+      const before = snapshot(path.dirname(root));
+      for (const argv of BUILDS) {
+        const r = await kernelc(argv, root);
+        expect(r.code, `${argv.join(" ")}\n${r.stderr}`).toBe(1);
+        expect(r.stderr).toMatch(new RegExp(`error\\[${intrusion.code}\\]`));
+        expect(r.stderr, argv.join(" ")).toMatch(intrusion.message);
+        expect(r.stderr).toMatch(/hint: /);
+        expect(r.stderr).not.toMatch(/internal error|removed it|\n\s+at /);
+        // Nothing changed, in out/ or beside it (kernelc's verdict cache aside: no compile ran).
+        expect(snapshot(path.dirname(root)), argv.join(" ")).toEqual(before);
+      }
+      // The JSON format carries the same error.
+      const json = await kernelc(["build", "--format", "json"], root);
+      expect(json.code).toBe(1);
+      expect(json.stdout + json.stderr).toContain(`"${intrusion.code}"`);
+      expect(snapshot(path.dirname(root))).toEqual(before);
+    });
+  }
+
+  it("once the user's file is moved out of out/, the build goes on and --check passes", async () => {
+    const root = await built();
+    fs.writeFileSync(path.join(root, "out/mine.txt"), "mine\n");
+    expect((await kernelc(["build"], root)).code).toBe(1);
+    fs.renameSync(path.join(root, "out/mine.txt"), path.join(root, "mine.txt"));
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/wrote out\//);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    expect(fs.readFileSync(path.join(root, "mine.txt"), "utf8")).toBe("mine\n");
+  });
+
+  it("a deleted generated file is restored, by a full build and by a partial build that writes it", async () => {
+    const root = await built();
+    const file = path.join(root, "out/core/dispatcher.ts");
+    fs.rmSync(file);
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(file)).toBe(true);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    fs.rmSync(file);
+    fs.rmSync(path.join(root, "out/index.ts"));
+    const partial = await kernelc(["build", "--profile", "core"], root);
+    expect(partial.code, partial.stderr).toBe(0);
+    expect(fs.existsSync(file)).toBe(true);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    // profiles.json says which profiles a partial build keeps: without it, a partial build refuses.
+    fs.rmSync(path.join(root, "out/profiles.json"));
+    const refused = await kernelc(["build", "--profile", "core"], root);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/error\[out_modified\]: out\/ is not the complete build kernelc wrote \(profiles\.json is missing\)/);
+    // Up to date: deleting a file makes the next build write it back, not skip.
+    fs.rmSync(path.join(root, "out/compat/manifest.json"));
+    expect((await kernelc(["build"], root)).stderr).toMatch(/wrote out\//);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("a marker alone is kernelc's: the build replaces it", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, "out"));
+    fs.writeFileSync(path.join(root, "out/.kernelc-out"), MARKER_TEXT);
+    expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
+    // A marker whose text is not kernelc's is the user's edit.
+    fs.rmSync(path.join(root, "out"), { recursive: true });
+    fs.mkdirSync(path.join(root, "out"));
+    fs.writeFileSync(path.join(root, "out/.kernelc-out"), "my notes\n");
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_modified\]: out\/\.kernelc-out was changed after kernelc wrote it/);
+    expect(fs.readFileSync(path.join(root, "out/.kernelc-out"), "utf8")).toBe("my notes\n");
+  });
+});
+
+describe("leftovers of interrupted builds beside out/", () => {
+  it("one holding a user file (or an edited file) is kept with out_leftover; one kernelc provably wrote is removed", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    // A complete previous tree: provably kernelc's.
+    fs.cpSync(out, path.join(root, ".out.old-1-aaaaaaaa"), { recursive: true });
+    // The same with a user file added.
+    fs.cpSync(out, path.join(root, ".out.old-2-bbbbbbbb"), { recursive: true });
+    fs.writeFileSync(path.join(root, ".out.old-2-bbbbbbbb/mine.txt"), "user data\n");
+    // The same with a generated file edited.
+    fs.cpSync(out, path.join(root, ".out.tmp-3-cccccccc"), { recursive: true });
+    fs.appendFileSync(path.join(root, ".out.tmp-3-cccccccc/core/dispatcher.ts"), "// edit\n");
+    // A marker that is not kernelc's text, with a file: nothing proves it.
+    fs.mkdirSync(path.join(root, ".out.old-4-dddddddd"));
+    fs.writeFileSync(path.join(root, ".out.old-4-dddddddd/.kernelc-out"), "x");
+    fs.writeFileSync(path.join(root, ".out.old-4-dddddddd/half.ts"), "x");
+    // A half-removed previous tree (files gone, marker and build-info left) and an empty one: kernelc's.
+    fs.cpSync(out, path.join(root, ".out.old-5-eeeeeeee"), { recursive: true });
+    fs.rmSync(path.join(root, ".out.old-5-eeeeeeee/core"), { recursive: true });
+    fs.mkdirSync(path.join(root, ".out.tmp-6-ffffffff"));
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    for (const kept of [".out.old-2-bbbbbbbb", ".out.tmp-3-cccccccc", ".out.old-4-dddddddd"])
+      expect(r.stderr).toMatch(new RegExp(`warning\\[out_leftover\\]: .*${kept.replaceAll(".", "\\.")} looks like a leftover`));
+    expect(leftovers(root).sort()).toEqual([".out.old-2-bbbbbbbb", ".out.old-4-dddddddd", ".out.tmp-3-cccccccc"]);
+    expect(fs.readFileSync(path.join(root, ".out.old-2-bbbbbbbb/mine.txt"), "utf8")).toBe("user data\n");
+    expect(fs.readFileSync(path.join(root, ".out.tmp-3-cccccccc/core/dispatcher.ts"), "utf8")).toMatch(/\/\/ edit\n$/);
+    expect(fs.readFileSync(path.join(root, ".out.old-4-dddddddd/half.ts"), "utf8")).toBe("x");
+  });
+
+  it("the previous tree swapped out is removed only when it is provably kernelc's", async () => {
+    const root = await built();
+    const aside = path.join(root, "aside");
+    fs.cpSync(path.join(root, "out"), aside, { recursive: true });
+    fs.writeFileSync(path.join(aside, "core/mine.ts"), "export {};\n");
+    expect(removeProvenTree(aside)).toBe(false);
+    expect(fs.readFileSync(path.join(aside, "core/mine.ts"), "utf8")).toBe("export {};\n");
+    fs.rmSync(path.join(aside, "core/mine.ts"));
+    expect(removeProvenTree(aside)).toBe(true);
+    expect(fs.existsSync(aside)).toBe(false);
+  });
+});
+
+describe("an interrupted in-place update (kernelc watch, the Vite plugin) is still kernelc's", () => {
+  it("files written under the pending record are recognized; the next build replaces them and leaves nothing over", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const current = readTreeStrict(out);
+    const info = JSON.parse(fs.readFileSync(path.join(out, "build-info.json"), "utf8")) as {
+      inputs: string;
+      files: Record<string, string>;
+    };
+    // The next build's files: every shader changed, plus a path that cannot be written (through a
+    // file), so the update stops after the shaders, before build-info.json.
+    const next = new Map<string, string>();
+    for (const [rel, bytes] of current.files) if (rel !== "build-info.json") next.set(rel, bytes.toString("utf8"));
+    for (const rel of [...next.keys()]) if (rel.startsWith("shaders/")) next.set(rel, `${next.get(rel)!}// new\n`);
+    next.set("core/dispatcher.ts/blocked", "x");
+    expect(() => updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY)).toThrow();
+    expect(fs.existsSync(path.join(out, ".kernelc-pending.json"))).toBe(true);
+    const shader = fs.readdirSync(path.join(out, "shaders"))[0]!;
+    expect(fs.readFileSync(path.join(out, "shaders", shader), "utf8")).toMatch(/\/\/ new\n$/);
+    // Without the pending record these shaders would be files kernelc did not write.
+    const check = await kernelc(["build", "--check"], root);
+    expect(check.code).toBe(1);
+    // An edit on top of an interrupted update is still the user's.
+    const before = snapshot(out);
+    fs.appendFileSync(path.join(out, "shaders", shader), "// mine\n");
+    const edited = await kernelc(["build"], root);
+    expect(edited.code).toBe(1);
+    expect(edited.stderr).toMatch(new RegExp(`error\\[out_modified\\]: out/shaders/${shader.replace(".", "\\.")} was changed`));
+    fs.writeFileSync(path.join(out, "shaders", shader), before[`shaders/${shader}`]!);
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.existsSync(path.join(out, ".kernelc-pending.json"))).toBe(false);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    expect(leftovers(root)).toEqual([]);
+  });
+
+  it("a temporary file of an update holding the pending content is kernelc's; one with other content is not", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const text = "// next build of index.ts\n";
+    const interrupted = (tmpText: string): void => {
+      fs.writeFileSync(
+        path.join(out, ".kernelc-pending.json"),
+        JSON.stringify({ generatedBy: "kernelc test", files: { "index.ts": [sha256Hex(text)] } }),
+      );
+      fs.writeFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), tmpText);
+    };
+    interrupted(text);
+    const ok = await kernelc(["build"], root);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(fs.existsSync(path.join(out, ".index.ts.tmp-123-0123abcd"))).toBe(false);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    interrupted("someone's\n");
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
+    expect(fs.readFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), "utf8")).toBe("someone's\n");
+  });
+});
+
+/** Rebuild results in order. */
+function rebuilds(): { onRebuild: (r: RebuildResult) => void; next: () => Promise<RebuildResult> } {
+  const done: RebuildResult[] = [];
+  const waiting: ((r: RebuildResult) => void)[] = [];
+  return {
+    onRebuild: (r) => {
+      const w = waiting.shift();
+      if (w) w(r);
+      else done.push(r);
+    },
+    next: () => (done.length ? Promise.resolve(done.shift()!) : new Promise((resolve) => waiting.push(resolve))),
+  };
+}
+
+let session: WatchSession | undefined;
+afterEach(async () => {
+  await session?.close();
+  session = undefined;
+});
+
+describe("kernelc watch keeps the user's files", () => {
+  it("reports each intrusion as a diagnostic, keeps watching, leaves out/ as it was, and rebuilds once it is gone", async () => {
+    const root = makeProject({ profiles: ["core", "compat"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    fs.writeFileSync(path.join(out, "mine.txt"), "mine\n");
+    const log = rebuilds();
+    let stderr = "";
+    session = startWatch(
+      { stdout: () => {}, stderr: (s) => (stderr += s), cwd: root, isTTY: false, env: {} },
+      { format: "text", onRebuild: log.onRebuild, debounceMs: 20 },
+    );
+    const before = snapshot(out);
+    expect(await log.next()).toMatchObject({ wrote: false, errors: true });
+    expect(stderr).toMatch(/error\[out_unexpected\]: out\/mine\.txt \(a file\) was not written by kernelc/);
+    expect(snapshot(out)).toEqual(before);
+
+    // Gone: the next edit rebuilds.
+    fs.rmSync(path.join(out, "mine.txt"));
+    touchTemplate(root, "w1");
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+
+    // During the session (in-place updates): each intrusion is reported and kept.
+    let n = 2;
+    for (const intrusion of INTRUSIONS.filter((i) => i.code !== "out_not_ours")) {
+      intrusion.apply(out);
+      const during = snapshot(path.dirname(root));
+      stderr = "";
+      touchTemplate(root, `w${n++}`);
+      const r = await log.next();
+      expect(r, intrusion.name).toMatchObject({ wrote: false, errors: true });
+      expect(stderr, intrusion.name).toMatch(new RegExp(`error\\[${intrusion.code}\\]`));
+      expect(stderr, intrusion.name).toMatch(intrusion.message);
+      const after = snapshot(path.dirname(root));
+      delete after["proj/templates/axpby.wgsl.jinja"];
+      delete during["proj/templates/axpby.wgsl.jinja"];
+      delete after["proj/.kernelc-cache/tint-verdicts.json"];
+      delete during["proj/.kernelc-cache/tint-verdicts.json"];
+      expect(after, intrusion.name).toEqual(during);
+      // Undo: a fresh project state (out/ rebuilt whole by the CLI, outside the session).
+      fs.rmSync(out, { recursive: true });
+      fs.rmSync(path.join(root, "manifest-copy.json"), { force: true });
+      expect((await kernelc(["build"], root)).code).toBe(0);
+    }
+    // A deleted generated file is written back by the next update.
+    fs.rmSync(path.join(out, "core/dispatcher.ts"));
+    touchTemplate(root, "last");
+    expect(await log.next()).toMatchObject({ wrote: true, errors: false });
+    expect(fs.existsSync(path.join(out, "core/dispatcher.ts"))).toBe(true);
+    await session.close();
+    session = undefined;
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  }, 120_000);
+});
+
+describe("the Vite plugin keeps the user's files", () => {
+  const files = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
+  const thrown = (f: () => unknown): UserError => {
+    try {
+      f();
+    } catch (e) {
+      if (e instanceof UserError) return e;
+      throw e;
+    }
+    throw new Error("expected a UserError");
+  };
+
+  const cases: [string, (out: string) => void, string, RegExp][] = [
+    ["a user file", (out) => fs.writeFileSync(path.join(out, "mine.txt"), "m"), "out_unexpected", /\/mine\.txt \(a file\) was not written/],
+    [
+      "a user folder",
+      (out) => {
+        fs.mkdirSync(path.join(out, "mine"));
+        fs.writeFileSync(path.join(out, "mine/a"), "a");
+      },
+      "out_unexpected",
+      /\/mine\/ \(folder\) was not written/,
+    ],
+    ["a symbolic link", (out) => fs.symlinkSync("a.ts", path.join(out, "s/link")), "out_unexpected", /\/s\/link \(symbolic link\)/],
+    [
+      "an edited generated file",
+      (out) => fs.writeFileSync(path.join(out, "s/y.wgsl"), "edited by hand"),
+      "out_modified",
+      /\/s\/y\.wgsl was changed after kernelc wrote it/,
+    ],
+  ];
+  for (const [name, apply, code, message] of cases) {
+    it(`${name}: writeOut throws ${code} naming it and writes nothing, even for files it would not change`, () => {
+      const base = makeProject();
+      const out = path.join(base, "vite-out");
+      writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }));
+      apply(out);
+      const before = snapshot(out);
+      for (const next of [{ "a.ts": "A", "s/y.wgsl": "Y" }, { "a.ts": "a" }, { "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }]) {
+        const err = thrown(() => writeOut(out, files(next)));
+        expect(err.diagnostics.map((d) => d.code)).toContain(code);
+        expect(err.diagnostics.map((d) => d.message).join("\n")).toMatch(message);
+        expect(snapshot(out)).toEqual(before);
+      }
+    });
+  }
+
+  it("writeOut restores a deleted generated file", () => {
+    const out = path.join(makeProject(), "vite-out");
+    writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" }));
+    fs.rmSync(path.join(out, "s/x.wgsl"));
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" })).written).toEqual(["s/x.wgsl"]);
+    expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe("x");
+  });
+
+  it("the plugin reports a user file in out/ (the overlay in dev, a failed vite build) and keeps it", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    fs.writeFileSync(path.join(root, "out/mine.txt"), "mine\n");
+    const before = snapshot(path.join(root, "out"));
+    const plugin = kernelcVite();
+    const hook = (name: string) => (plugin as unknown as Record<string, (this: unknown, ...a: unknown[]) => unknown>)[name]!;
+    hook("configResolved").call(plugin, { root, command: "build" });
+    const errors: string[] = [];
+    await hook("buildStart").call({ error: (m: string) => errors.push(m), warn: () => {} });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/error\[out_unexpected\]: .*out\/mine\.txt \(a file\) was not written by kernelc/);
+    expect(snapshot(path.join(root, "out"))).toEqual(before);
+  });
+});

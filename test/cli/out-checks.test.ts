@@ -26,27 +26,32 @@ async function built(): Promise<string> {
 }
 
 describe("--check and the no-op detection compare what is on disk", () => {
-  it("a symlink in out/ is an error for --check, is not 'up to date', and --force removes it (not its target)", async () => {
+  it("a symlink in out/ is an error for --check and for a build (--force too), which keep it; removed, the build goes on", async () => {
     const root = await built();
     const target = path.join(path.dirname(root), "sentinel.txt");
     fs.symlinkSync(target, path.join(root, "out/core/extra.ts"));
     const check = await kernelc(["build", "--check"], root);
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/error\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) is not part of the build/);
+    expect(check.stderr).toMatch(/move it out of out\/ or delete it \(kernelc never removes what it did not write\)/);
     const noop = await kernelc(["build"], root);
+    expect(noop.code).toBe(1);
     expect(noop.stderr).not.toMatch(/up to date/);
-    expect(noop.stderr).toMatch(
-      /warning\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) was not written by kernelc; the build removed it/,
-    );
-    expect(fs.existsSync(path.join(root, "out/core/extra.ts"))).toBe(false);
+    expect(noop.stderr).toMatch(/error\[out_unexpected\]: out\/core\/extra\.ts \(symbolic link\) was not written by kernelc/);
+    expect(fs.lstatSync(path.join(root, "out/core/extra.ts")).isSymbolicLink()).toBe(true);
     expect(fs.readFileSync(target, "utf8")).toBe("parent sentinel\n");
     fs.symlinkSync("../profiles.json", path.join(root, "out/shaders/link.wgsl"));
-    expect((await kernelc(["build", "--force"], root)).code).toBe(0);
-    expect(fs.existsSync(path.join(root, "out/shaders/link.wgsl"))).toBe(false);
+    const forced = await kernelc(["build", "--force"], root);
+    expect(forced.code).toBe(1);
+    expect(forced.stderr).toMatch(/out\/shaders\/link\.wgsl \(symbolic link\) was not written by kernelc/);
+    expect(fs.lstatSync(path.join(root, "out/shaders/link.wgsl")).isSymbolicLink()).toBe(true);
+    fs.rmSync(path.join(root, "out/core/extra.ts"));
+    fs.rmSync(path.join(root, "out/shaders/link.wgsl"));
+    expect((await kernelc(["build"], root)).code).toBe(0);
     expect((await kernelc(["build", "--check"], root)).code).toBe(0);
   });
 
-  it("a symlink replacing a generated file is an error even when it points at identical content", async () => {
+  it("a symlink replacing a generated file is an error even when it points at identical content, and is kept", async () => {
     const root = await built();
     const file = path.join(root, "out/core/manifest.json");
     fs.copyFileSync(file, path.join(root, "copy.json"));
@@ -55,24 +60,31 @@ describe("--check and the no-op detection compare what is on disk", () => {
     const check = await kernelc(["build", "--check"], root);
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/core\/manifest\.json \(symbolic link\)/);
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/core\/manifest\.json \(symbolic link\) was not written by kernelc/);
+    expect(fs.lstatSync(file).isSymbolicLink()).toBe(true);
+    fs.rmSync(file);
     expect((await kernelc(["build"], root)).stderr).toMatch(/wrote out\//);
     expect(fs.lstatSync(file).isFile()).toBe(true);
   });
 
-  it("an extra file in out/ fails --check and is removed by the next build", async () => {
+  it("an extra file in out/ fails --check and the next build, which names each and keeps them", async () => {
     const root = await built();
     fs.writeFileSync(path.join(root, "out/notes.md"), "stray\n");
     const check = await kernelc(["build", "--check"], root);
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/error\[out_unexpected\]: out\/notes\.md is not part of the build/);
     const r = await kernelc(["build"], root);
-    expect(r.stderr).toMatch(/out\/notes\.md was not written by kernelc; the build removed it/);
-    expect(fs.existsSync(path.join(root, "out/notes.md"))).toBe(false);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/notes\.md \(a file\) was not written by kernelc/);
+    expect(fs.readFileSync(path.join(root, "out/notes.md"), "utf8")).toBe("stray\n");
     for (let i = 0; i < 12; i++) fs.writeFileSync(path.join(root, `out/stray${i}.txt`), "x\n");
     const many = await kernelc(["build"], root);
-    expect(many.stderr.match(/warning\[out_unexpected\]/g)).toHaveLength(10);
-    expect(many.stderr).toMatch(/… and 3 more entries were not written by kernelc; the build removed them/);
-    expect(fs.readdirSync(path.join(root, "out")).filter((n) => n.startsWith("stray"))).toEqual([]);
+    expect(many.code).toBe(1);
+    expect(many.stderr.match(/error\[out_unexpected\]/g)).toHaveLength(13);
+    for (let i = 0; i < 12; i++) expect(many.stderr).toContain(`out/stray${i}.txt (a file) was not written by kernelc`);
+    expect(fs.readdirSync(path.join(root, "out")).filter((n) => n.startsWith("stray"))).toHaveLength(12);
   });
 
   it("an empty folder in out/ fails --check", async () => {
@@ -83,7 +95,7 @@ describe("--check and the no-op detection compare what is on disk", () => {
     expect(check.stderr).toMatch(/out\/empty\/ \(empty folder\)/);
   });
 
-  it("a hand-edited dispatcher whose hash was written into build-info.json is rebuilt, and --check catches it", async () => {
+  it("a hand-edited dispatcher whose hash was written into build-info.json: --check catches it, a build refuses and keeps it", async () => {
     const root = await built();
     const file = path.join(root, "out/core/dispatcher.ts");
     const original = fs.readFileSync(file, "utf8");
@@ -96,14 +108,25 @@ describe("--check and the no-op detection compare what is on disk", () => {
     expect(check.code).toBe(1);
     expect(check.stderr).toMatch(/error\[out_stale\].*core\/dispatcher\.ts/);
     const r = await kernelc(["build"], root);
-    expect(r.stderr).toMatch(/wrote out\//);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_modified\]: out\/build-info\.json was edited after kernelc wrote it/);
+    expect(fs.readFileSync(file, "utf8")).toBe(`${original}export const injected = 1;\n`);
+    // Out of the way, the build writes out/ afresh.
+    fs.rmSync(path.join(root, "out"), { recursive: true });
+    expect((await kernelc(["build"], root)).code).toBe(0);
     expect(fs.readFileSync(file, "utf8")).toBe(original);
   });
 
-  it("a changed file is not 'up to date' and --check names it", async () => {
+  it("a changed file is not 'up to date', --check names it, a build refuses to overwrite it", async () => {
     const root = await built();
     fs.writeFileSync(path.join(root, "out/profiles.json"), "{}\n");
     expect((await kernelc(["build", "--check"], root)).stderr).toMatch(/out_stale.*profiles\.json/);
+    const refused = await kernelc(["build"], root);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).not.toMatch(/up to date/);
+    expect(refused.stderr).toMatch(/error\[out_modified\]: out\/profiles\.json was changed after kernelc wrote it/);
+    expect(fs.readFileSync(path.join(root, "out/profiles.json"), "utf8")).toBe("{}\n");
+    fs.rmSync(path.join(root, "out/profiles.json"));
     expect((await kernelc(["build"], root)).stderr).toMatch(/wrote out\//);
     const again = await kernelc(["build"], root);
     expect(again.stderr).toMatch(/out\/ is up to date/);
@@ -203,7 +226,7 @@ describe("partial builds replace only what they built", () => {
     fs.appendFileSync(path.join(root, "out/desktop-64k/dispatcher.ts"), "// edit\n");
     const r = await kernelc(["build", "--profile", "core"], root);
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/error\[out_modified\]: out\/ was changed after kernelc wrote it \(desktop-64k\/dispatcher\.ts was changed\)/);
+    expect(r.stderr).toMatch(/error\[out_modified\]: out\/desktop-64k\/dispatcher\.ts was changed after kernelc wrote it/);
     expect(fs.readFileSync(path.join(root, "out/desktop-64k/dispatcher.ts"), "utf8")).toMatch(/\/\/ edit\n$/);
   });
 

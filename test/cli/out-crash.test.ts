@@ -102,11 +102,18 @@ describe("kill -9 during a build", () => {
     fs.mkdirSync(path.join(root, ".out.old-123-abc"));
     fs.writeFileSync(path.join(root, ".out.old-123-abc/.kernelc-out"), "x");
     fs.writeFileSync(path.join(root, ".out.old-123-abc/half.ts"), "x");
+    // A previous tree half removed (marker and build-info.json are removed last): provably kernelc's.
+    expect((await kernelc(["build", "--profile", "compat"], root)).code).toBe(0);
+    fs.cpSync(path.join(root, "out"), path.join(root, ".out.old-456-def"), { recursive: true });
+    fs.rmSync(path.join(root, ".out.old-456-def/compat"), { recursive: true });
     const r = await kernelc(["build", "--profile", "core"], root);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.tmp-mine looks like a leftover/);
+    // A marker that is not kernelc's, with a file that no build-info.json lists: not provably kernelc's.
+    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.old-123-abc looks like a leftover/);
     expect(fs.readFileSync(path.join(root, ".out.tmp-mine/data.txt"), "utf8")).toBe("user data\n");
-    expect(leftovers(root)).toEqual([".out.tmp-mine"]);
+    expect(fs.readFileSync(path.join(root, ".out.old-123-abc/half.ts"), "utf8")).toBe("x");
+    expect(leftovers(root).sort()).toEqual([".out.old-123-abc", ".out.tmp-mine"]);
   });
 });
 

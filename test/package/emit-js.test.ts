@@ -275,12 +275,17 @@ describe("kernelc build --emit", () => {
     expect(partialJs.code, partialJs.stderr).toBe(0);
     expect(modules(root)).toEqual(jsModules);
 
-    // A file kernelc did not write is reported and the user's files outside out/ are never touched.
+    // A file kernelc did not write stops the build and is kept; moved away, the build replaces the JavaScript modules kernelc wrote.
     fs.writeFileSync(path.join(root, "out/core/mine.ts"), "export {};\n");
+    const refused = await kernelc(["build", "--emit", "ts"], root);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/error\[out_unexpected\]: out\/core\/mine\.ts \(a file\) was not written by kernelc/);
+    expect(refused.stderr).not.toMatch(/dispatcher\.(js|d\.ts)/);
+    expect(fs.readFileSync(path.join(root, "out/core/mine.ts"), "utf8")).toBe("export {};\n");
+    fs.rmSync(path.join(root, "out/core/mine.ts"));
     const back = await kernelc(["build", "--emit", "ts"], root);
     expect(back.code).toBe(0);
-    expect(back.stderr).toMatch(/warning\[out_unexpected\]: out\/core\/mine\.ts was not written by kernelc; the build removed it/);
-    expect(back.stderr).not.toMatch(/dispatcher\.(js|d\.ts) was not written/);
+    expect(back.stderr).not.toMatch(/warning|error/);
     expect(modules(root)).toEqual(
       Object.keys(tsSnapshot)
         .filter((rel) => /^(index|[^/]+\/dispatcher)\.ts$/.test(rel))

@@ -148,17 +148,21 @@ describe("kernelc/vite in a real Vite dev server", () => {
 describe("the plugin's out/ writer", () => {
   const files = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
 
-  it("writes only what changed, and removes only files it wrote that are unchanged since", () => {
+  it("writes only what changed, removes the files it wrote that are no longer built, and refuses to overwrite an edit", () => {
     const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-out-")), "out");
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({
-      written: ["a.ts", "s/x.wgsl", "s/y.wgsl", MARKER],
+      written: [MARKER, "a.ts", "s/x.wgsl", "s/y.wgsl"],
       removed: [],
     });
     expect(fs.readFileSync(path.join(out, MARKER), "utf8")).toBe(MARKER_TEXT);
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }))).toEqual({ written: [], removed: [] });
     fs.writeFileSync(path.join(out, "s", "y.wgsl"), "edited by hand");
-    expect(writeOut(out, files({ "a.ts": "A" }))).toEqual({ written: ["a.ts"], removed: ["s/x.wgsl"] });
+    expect(() => writeOut(out, files({ "a.ts": "A" }))).toThrow(/s\/y\.wgsl was changed after kernelc wrote it/);
     expect(fs.readFileSync(path.join(out, "s", "y.wgsl"), "utf8")).toBe("edited by hand");
+    expect(fs.readFileSync(path.join(out, "a.ts"), "utf8")).toBe("a");
+    fs.writeFileSync(path.join(out, "s", "y.wgsl"), "y");
+    expect(writeOut(out, files({ "a.ts": "A" }))).toEqual({ written: ["a.ts"], removed: ["s/x.wgsl", "s/y.wgsl"] });
+    expect(fs.readdirSync(out).sort()).toEqual([MARKER, "a.ts", "build-info.json"]);
     expect(fs.readFileSync(path.join(out, "a.ts"), "utf8")).toBe("A");
   });
 
@@ -202,7 +206,7 @@ describe("the plugin's out/ writer", () => {
     const ours = path.join(base, "ours");
     writeOut(ours, files({ "a.ts": "a" }));
     fs.writeFileSync(path.join(ours, "b.ts"), "someone else's");
-    expect(() => writeOut(ours, files({ "a.ts": "a", "b.ts": "b" }))).toThrow("b.ts is not a file kernelc wrote");
+    expect(() => writeOut(ours, files({ "a.ts": "a", "b.ts": "b" }))).toThrow("b.ts (a file) was not written by kernelc");
     expect(fs.readFileSync(path.join(ours, "b.ts"), "utf8")).toBe("someone else's");
   });
 });

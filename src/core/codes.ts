@@ -102,13 +102,19 @@ export const CODES = {
   },
   out_not_ours: {
     severity: "error",
-    summary: "The output folder exists and was not written by kernelc (no .kernelc-out marker, no matching build-info.json).",
+    summary:
+      "The output folder exists and was not written by kernelc (no .kernelc-out marker and no matching build-info.json, or the marker without a readable build-info.json).",
   },
   out_unexpected: {
     severity: "error",
-    summary: "out/ holds a symbolic link, a special file or a file kernelc did not write (a warning when a build removes it).",
+    summary:
+      "out/ holds a file, folder, symbolic link or special file that kernelc did not write: the build stops and changes nothing (`build --check` reports it too).",
   },
-  out_modified: { severity: "error", summary: "A file in out/ no longer matches what kernelc wrote, and a partial build would keep it." },
+  out_modified: {
+    severity: "error",
+    summary:
+      "A file kernelc wrote in out/ (or its build-info.json) was changed since: the build stops rather than overwrite the edit; a partial build also refuses an out/ that is not the complete build kernelc wrote.",
+  },
   out_emit_mixed: {
     severity: "error",
     summary: "A build of some profiles or kernels would leave out/ with both TypeScript and JavaScript modules.",
@@ -116,7 +122,7 @@ export const CODES = {
   out_locked: { severity: "error", summary: "Another kernelc build holds the output folder's lock." },
   out_leftover: {
     severity: "warning",
-    summary: "A leftover folder of an interrupted build that kernelc cannot prove it wrote; it is left in place.",
+    summary: "A leftover folder of an interrupted build beside out/ holding entries kernelc cannot prove it wrote; it is left in place.",
   },
   os_error: {
     severity: "error",

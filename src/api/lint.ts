@@ -71,8 +71,8 @@ function noSpecs(paths: readonly string[], origin: SpecsOrigin | undefined): Dia
   if (origin && !("paths" in origin)) {
     const folder = paths[0]!;
     const hint = origin.configFile
-      ? `add a kernel spec (a .json file) to ${folder}, or set the "specs" field of ${path.basename(origin.configFile)} (now ${JSON.stringify(origin.specs)}) to the folder that holds your specs; ${OWN_FILES}`
-      : `add a kernel spec (a .json file) to ${folder} (\`npx kernelc init\` writes an example), or create kernelc.config.json with "specs" naming the folder that holds your specs; ${OWN_FILES}`;
+      ? `add a kernel spec (a .json file) to the folder, or set the "specs" field of ${path.basename(origin.configFile)} (now ${JSON.stringify(origin.specs)}) to the folder that holds your specs; ${OWN_FILES}`
+      : `add a kernel spec (a .json file) to the folder (\`npx kernelc init\` writes an example), or create kernelc.config.json with "specs" naming the folder that holds your specs; ${OWN_FILES}`;
     return makeDiagnostic("no_specs", `no spec files: the specs folder ${folder} holds no .json file`, { file: folder }, { hint });
   }
   const shown = origin && "paths" in origin ? origin.paths : paths;

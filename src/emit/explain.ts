@@ -81,7 +81,7 @@ export interface CallOutcome {
   /** Why the call cannot be planned; `pointer` is the JSON pointer into the call of the value at fault, when there is one. */
   readonly error?: { readonly kind: CallErrorKind; readonly message: string; readonly pointer?: string };
   readonly plan?: unknown;
-  /** The call's own keys other than inputs, outputs and attrs (a planner ignores them: likely typos). */
+  /** The call's own keys other than inputs, outputs, attrs and `$`-keys such as `$comment` (a planner ignores them: likely typos). */
   readonly unknownKeys: readonly string[];
 }
 
@@ -112,7 +112,7 @@ export function explainCall(model: KernelModel, call: unknown): CallOutcome {
   }
   const unknownKeys =
     typeof call === "object" && call !== null && !Array.isArray(call)
-      ? Object.keys(call).filter((k) => !(CALL_KEYS as readonly string[]).includes(k))
+      ? Object.keys(call).filter((k) => !(CALL_KEYS as readonly string[]).includes(k) && !k.startsWith("$"))
       : [];
   return { picked, rejected, error, plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined, unknownKeys };
 }

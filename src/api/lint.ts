@@ -78,7 +78,7 @@ function noSpecs(paths: readonly string[], origin: SpecsOrigin | undefined): Dia
   const shown = origin && "paths" in origin ? origin.paths : paths;
   return makeDiagnostic(
     "no_specs",
-    `no spec files: ${shown.length === 1 ? `${shown[0]} holds` : `none of ${shown.join(", ")} holds`} a .json file`,
+    shown.length === 1 ? `no spec files: ${shown[0]} holds no .json file` : `no spec files: none of ${shown.join(", ")} holds a .json file`,
     paths.length === 1 ? { file: paths[0]! } : undefined,
     { hint: `give spec files (*.json) or folders that hold them; ${OWN_FILES}` },
   );

@@ -63,7 +63,7 @@ export function checkOptions(
   required: readonly OptionName[] = [],
 ): Diagnostic[] {
   const takes = `${fn}() takes { ${allowed.map((k) => `${k}${required.includes(k) ? "" : "?"}`).join(", ")} }`;
-  if (options === undefined && required.length === 0) return [];
+  if (options === undefined) options = {};
   if (typeof options !== "object" || options === null || Array.isArray(options))
     return [makeDiagnostic("usage", `the options of ${fn}() must be an object, got ${showArg(options)}`, undefined, { hint: takes })];
   const o = options as Record<string, unknown>;

@@ -117,12 +117,6 @@ export function explainCall(model: KernelModel, call: unknown): CallOutcome {
   return { picked, rejected, error, plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined, unknownKeys };
 }
 
-/** For one call: the variant picked and why each higher one was rejected (text or data). */
-export function explainCallReport(model: KernelModel, callJson: unknown, format: "text" | "json"): unknown {
-  const outcome = explainCall(model, callJson);
-  return format === "json" ? callOutcomeJson(outcome) : callOutcomeText(model, outcome);
-}
-
 /** A call's outcome as `kernelc explain --format json` prints it under `call`. */
 export function callOutcomeJson(outcome: CallOutcome): unknown {
   const { picked, rejected, error, plan } = outcome;

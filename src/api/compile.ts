@@ -46,7 +46,8 @@ import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from ".
 import { parseInstances } from "../plan/instances.js";
 import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
-import { lintPaths, makeCheckContext } from "./lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "./lint.js";
+import { knownProfilesHint } from "./options.js";
 
 /** Options of one compilation. */
 export interface CompileOptions {
@@ -63,6 +64,8 @@ export interface CompileOptions {
   readonly onProgress?: (step: string) => void;
   /** Spec files or folders to compile (absolute); default: the config's specs folder. */
   readonly specs?: readonly string[];
+  /** Where `specs` came from, for the messages of a missing or empty folder; default: the paths given, or the config's specs folder. */
+  readonly specsOrigin?: SpecsOrigin;
   /** Whether to generate the bundle's files after validation (default true); lint stops before. */
   readonly generate?: boolean;
   /** Renders and Tint verdicts to reuse from earlier compilations and to keep for later ones (kernelc watch). */
@@ -161,6 +164,7 @@ async function compileWith(
   const lint = lintPaths(
     options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
     makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore, options.keptChecks),
+    options.specsOrigin ?? (options.specs ? { paths: options.specs } : specsFromConfig(loaded)),
   );
   const sources = lint.sources;
   diagnostics.push(...lint.diagnostics.map((diagnostic) => ({ diagnostic })));
@@ -356,7 +360,12 @@ function selectProfiles(
         "unknown_profile",
         `unknown profile${unknown.length > 1 ? "s" : ""} ${unknown.map((u) => `\`${u}\``).join(", ")}`,
         undefined,
-        { hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}` },
+        {
+          hint: knownProfilesHint(
+            unknown[0]!,
+            loaded.allProfiles.map((p) => p.name),
+          ),
+        },
       ),
     );
     return undefined;

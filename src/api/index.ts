@@ -10,12 +10,13 @@ import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import { renderText, summaryLine } from "../core/render-diagnostics.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import type { Call } from "../model/plan.js";
-import { explainCallReport, explainReport } from "../emit/explain.js";
+import { callDiagnostics, callOutcomeJson, callOutcomeText, explainCall, explainReport } from "../emit/explain.js";
 import type { LoadedConfig } from "../plan/config.js";
 import { explainCandidates, type ExplainedCandidate } from "../emit/explain-values.js";
 import { compile, type ProfileResult } from "./compile.js";
 import { loadProjectConfig } from "./config.js";
-import { lintPaths, makeCheckContext } from "./lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig } from "./lint.js";
+import { checkKernelArg, checkOptions, knownProfilesHint, noKernelDiagnostic } from "./options.js";
 
 export type { Diagnostic, DiagnosticNote, Location, Severity, Span } from "../core/diagnostic.js";
 export type { KernelcConfig, LoadedConfig } from "../plan/config.js";
@@ -43,6 +44,13 @@ export interface ConfigResult {
 
 /** Loads and validates a project's kernelc.config.json (or the defaults when there is none). */
 export function loadConfig(options: ProjectOptions = {}): ConfigResult {
+  const usage = checkOptions("loadConfig", options, ["cwd", "config"]);
+  if (usage.length) return { ok: false, config: undefined, diagnostics: usage };
+  return loadChecked(options ?? {});
+}
+
+/** loadConfig() of options already checked. */
+function loadChecked(options: ProjectOptions): ConfigResult {
   const cwd = path.resolve(options.cwd ?? process.cwd());
   try {
     const config = loadProjectConfig(cwd, options.config);
@@ -74,14 +82,17 @@ export interface LintResult {
 
 /** Lints spec files: schema, expressions, types, references and shader paths. */
 export function lint(options: LintOptions = {}): LintResult {
+  const usage = checkOptions("lint", options, ["cwd", "config", "paths", "templates"]);
+  if (usage.length) return { ok: false, diagnostics: usage, kernels: [], sources: new Map() };
+  options ??= {};
   const cwd = path.resolve(options.cwd ?? process.cwd());
-  const loaded = loadConfig(options);
+  const loaded = loadChecked(options);
   if (!loaded.config) return { ok: false, diagnostics: loaded.diagnostics, kernels: [], sources: new Map() };
   const { root, config } = loaded.config;
   const templates = options.templates !== undefined ? path.resolve(cwd, options.templates) : path.resolve(root, config.templates);
-  const paths =
-    options.paths && options.paths.length > 0 ? options.paths.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
-  const result = lintPaths(paths, makeCheckContext(templates));
+  const given = options.paths && options.paths.length > 0;
+  const paths = given ? options.paths!.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
+  const result = lintPaths(paths, makeCheckContext(templates), given ? { paths: options.paths! } : specsFromConfig(loaded.config));
   return {
     ok: !hasErrors(result.diagnostics),
     diagnostics: result.diagnostics,
@@ -117,19 +128,12 @@ export interface BuildResult {
 
 /** Compiles a project into the files of its bundle (shaders, per-profile dispatchers and manifests, index). Writes nothing. */
 export async function build(options: BuildOptions = {}): Promise<BuildResult> {
-  // The type allows only these; a JavaScript caller gets a diagnostic, not the other language.
-  if (options.emit !== undefined && options.emit !== "ts" && options.emit !== "js") {
-    const usage = makeDiagnostic(
-      "usage",
-      `emit must be "ts" or "js", got ${JSON.stringify(options.emit) ?? String(options.emit)}`,
-      undefined,
-      {
-        hint: 'pass emit: "ts" (TypeScript modules) or emit: "js" (JavaScript with .d.ts declarations), or leave it out for the config\'s',
-      },
-    );
-    return { ok: false, diagnostics: [usage], files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
-  }
-  const loaded = loadConfig(options);
+  // The types allow only these; a JavaScript caller gets a diagnostic (an emit other than ts or js
+  // is not taken for the other language).
+  const usage = checkOptions("build", options, ["cwd", "config", "profiles", "onProgress", "emit"]);
+  if (usage.length) return { ok: false, diagnostics: usage, files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
+  options ??= {};
+  const loaded = loadChecked(options);
   if (!loaded.config)
     return { ok: false, diagnostics: loaded.diagnostics, files: new Map(), profiles: [], outDir: undefined, sources: new Map() };
   const config = loaded.config;
@@ -182,13 +186,21 @@ export async function explain(kernel: string, options: ExplainOptions): Promise<
     text: "",
     call: undefined,
   });
-  const loaded = loadConfig(options);
+  const usage = [
+    ...checkKernelArg(kernel),
+    ...checkOptions("explain", options, ["cwd", "config", "profile", "call", "onProgress"], ["profile"]),
+  ];
+  if (usage.length) return failed(usage);
+  const loaded = loadChecked(options);
   if (!loaded.config) return failed(loaded.diagnostics);
   const config = loaded.config;
   if (!config.allProfiles.some((p) => p.name === options.profile)) {
     return failed([
       makeDiagnostic("unknown_profile", `unknown profile \`${options.profile}\``, undefined, {
-        hint: `known profiles: ${config.allProfiles.map((p) => p.name).join(", ")}`,
+        hint: knownProfilesHint(
+          options.profile,
+          config.allProfiles.map((p) => p.name),
+        ),
       }),
     ]);
   }
@@ -198,19 +210,20 @@ export async function explain(kernel: string, options: ExplainOptions): Promise<
   const entry = built?.kernels.find((k) => k.model.kernel.spec.name === kernel);
   if (!built || !entry) {
     const names = built?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
-    return failed([
-      ...result.diagnostics,
-      makeDiagnostic("usage", `no kernel named \`${kernel}\``, undefined, { hint: `kernels: ${names.join(", ")}` }),
-    ]);
+    return failed([...result.diagnostics, noKernelDiagnostic(kernel, names)]);
   }
   const candidates = explainCandidates(entry.build, entry.model);
   let text = explainReport(entry.build, built.profile, candidates);
   let call: unknown;
+  let diagnostics = result.diagnostics;
   if (options.call !== undefined) {
-    text += "\n" + (explainCallReport(entry.model, options.call, "text") as string);
-    call = explainCallReport(entry.model, options.call, "json");
+    // A call that is invalid or that no variant accepts is explained all the same, with an error.
+    const outcome = explainCall(entry.model, options.call);
+    text += "\n" + callOutcomeText(entry.model, outcome);
+    call = callOutcomeJson(outcome);
+    diagnostics = [...diagnostics, ...callDiagnostics(entry.model, outcome)];
   }
-  return { ok: true, diagnostics: result.diagnostics, candidates, text, call };
+  return { ok: !hasErrors(diagnostics), diagnostics, candidates, text, call };
 }
 
 /** Renders diagnostics as `kernelc` prints them (code frames from `sources`, then a summary line); "" for none. */

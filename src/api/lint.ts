@@ -10,6 +10,8 @@ import { dedupeDiagnostics } from "../core/dedupe.js";
 import { sortDiagnostics, type Diagnostic } from "../core/diagnostic.js";
 import { discoverSpecFiles, loadSpecPath } from "../load/load-spec.js";
 import { FEATURE_NAMES, LIMIT_NAMES } from "../plan/profiles.js";
+import type { LoadedConfig } from "../plan/config.js";
+import { makeDiagnostic } from "../core/codes.js";
 
 /**
  * A check context for a project rooted at `templatesDir`'s parent. `templateReadsCache` keeps the
@@ -40,10 +42,58 @@ export interface LintResult {
   readonly sources: ReadonlyMap<string, string>;
 }
 
-/** Lints the spec files and folders named by `paths`. */
-export function lintPaths(paths: readonly string[], ctx: CheckContext): LintResult {
+/**
+ * Where the spec paths of a lint or build came from: paths given by the user (command line or
+ * lint()'s `paths`), or the config's `specs` folder (with the config file, if there is one). It
+ * only shapes the messages of a missing or empty folder: what was searched and how to fix it.
+ */
+export type SpecsOrigin = { readonly paths: readonly string[] } | { readonly configFile: string | undefined; readonly specs: string };
+
+/** The origin of the config's specs folder. */
+export function specsFromConfig(loaded: LoadedConfig): SpecsOrigin {
+  return { configFile: loaded.file, specs: loaded.config.specs };
+}
+
+/** Only a folder's own .json files are specs: said in every hint about a folder with none. */
+const OWN_FILES = "only a folder's own .json files are read, not its subfolders'";
+
+/** The hint of a spec path that cannot be read. */
+function unreadableHint(origin: SpecsOrigin | undefined): string | undefined {
+  if (!origin) return undefined;
+  if ("paths" in origin) return "check the path: spec files and folders are relative to the current folder";
+  return origin.configFile
+    ? `the "specs" field of ${path.basename(origin.configFile)} names this folder (${JSON.stringify(origin.specs)}): create it and add a spec, or set "specs" to the folder that holds your specs`
+    : 'with no kernelc.config.json the specs folder is "specs": create it and add a spec (`npx kernelc init` writes an example), or create kernelc.config.json with "specs" naming the folder that holds your specs';
+}
+
+/** `no_specs`: the paths searched hold no spec file, so there is nothing to check or build. */
+function noSpecs(paths: readonly string[], origin: SpecsOrigin | undefined): Diagnostic {
+  if (origin && !("paths" in origin)) {
+    const folder = paths[0]!;
+    const hint = origin.configFile
+      ? `add a kernel spec (a .json file) to the folder, or set the "specs" field of ${path.basename(origin.configFile)} (now ${JSON.stringify(origin.specs)}) to the folder that holds your specs; ${OWN_FILES}`
+      : `add a kernel spec (a .json file) to the folder (\`npx kernelc init\` writes an example), or create kernelc.config.json with "specs" naming the folder that holds your specs; ${OWN_FILES}`;
+    return makeDiagnostic("no_specs", `no spec files: the specs folder ${folder} holds no .json file`, { file: folder }, { hint });
+  }
+  const shown = origin && "paths" in origin ? origin.paths : paths;
+  return makeDiagnostic(
+    "no_specs",
+    shown.length === 1 ? `no spec files: ${shown[0]} holds no .json file` : `no spec files: none of ${shown.join(", ")} holds a .json file`,
+    paths.length === 1 ? { file: paths[0]! } : undefined,
+    { hint: `give spec files (*.json) or folders that hold them; ${OWN_FILES}` },
+  );
+}
+
+/**
+ * Lints the spec files and folders named by `paths` (`origin`: where they came from, for the
+ * messages). Paths that exist but hold no spec file are a `no_specs` error: a lint or a build of
+ * nothing must not report success.
+ */
+export function lintPaths(paths: readonly string[], ctx: CheckContext, origin?: SpecsOrigin): LintResult {
   const found = discoverSpecFiles(paths);
-  const diagnostics: Diagnostic[] = [...found.diagnostics];
+  const hint = unreadableHint(origin);
+  const diagnostics: Diagnostic[] = found.diagnostics.map((d) => (hint && d.code === "file_unreadable" && !d.hint ? { ...d, hint } : d));
+  if (found.files.length === 0 && diagnostics.length === 0) diagnostics.push(noSpecs(paths, origin));
   const kernels: CheckedKernel[] = [];
   const sources = new Map<string, string>();
   const names = new Map<string, string>();

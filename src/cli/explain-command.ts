@@ -5,14 +5,15 @@ import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
-import { parseJson, toPlain } from "../core/json-source.js";
+import { parseJson, toPlain, type JsonNode } from "../core/json-source.js";
 import { stableJson } from "../core/stable-json.js";
 import { configPins, pinnedTunables } from "../plan/config.js";
 import { ruleTunables, ruleText } from "../plan/tuned-rule.js";
 import type { TuneRecord } from "../plan/tune-file.js";
-import { explainCallReport, explainReport } from "../emit/explain.js";
+import { callDiagnostics, callOutcomeJson, callOutcomeText, explainCall, explainReport } from "../emit/explain.js";
 import { explainCandidates } from "../emit/explain-values.js";
-import { printDiagnostics, type Format, type Io } from "./io.js";
+import { knownProfilesHint, noKernelDiagnostic } from "../api/options.js";
+import { diagnosticRows, fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 
 /** What kernelc.tune.json says of this kernel on this profile, and which of its pins the config overrides. */
 function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>>, configPinned: Readonly<Record<string, number>>): string {
@@ -72,11 +73,15 @@ export async function runExplain(
   if (!loaded.allProfiles.some((p) => p.name === opts.profile)) {
     throw new UserError([
       makeDiagnostic("unknown_profile", `unknown profile \`${opts.profile}\``, undefined, {
-        hint: `known profiles: ${loaded.allProfiles.map((p) => p.name).join(", ")}`,
+        hint: knownProfilesHint(
+          opts.profile,
+          loaded.allProfiles.map((p) => p.name),
+        ),
       }),
     ]);
   }
-  const call = opts.call !== undefined ? readCall(path.resolve(io.cwd, opts.call)) : undefined;
+  const callFile = opts.call !== undefined ? path.resolve(io.cwd, opts.call) : undefined;
+  const call = callFile !== undefined ? readCall(callFile) : undefined;
   const result = await compile(loaded, { profiles: [opts.profile] });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) {
@@ -86,43 +91,71 @@ export async function runExplain(
   const entry = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernelName);
   if (!entry) {
     const names = result.profiles[0]?.kernels.map((k) => k.model.kernel.spec.name) ?? [];
-    throw new UserError([
-      makeDiagnostic("usage", `no kernel named \`${kernelName}\``, undefined, { hint: `kernels: ${names.join(", ")}` }),
-    ]);
+    throw new UserError([noKernelDiagnostic(kernelName, names)]);
   }
   const profile = result.profiles[0]!.profile;
   const tuned = loaded.tuneFile?.tune.profiles[opts.profile]?.[kernelName];
   const candidates = explainCandidates(entry.build, entry.model);
+  const outcome = call ? explainCall(entry.model, call.value) : undefined;
+  // A call that is invalid or that no variant accepts is still explained (each variant's reason),
+  // and then reported as an error at its place in the call file: exit 1.
+  const callErrors = call && outcome ? callDiagnostics(entry.model, outcome, { file: call.file, root: call.root }) : [];
+  const sources = fileSources(io.cwd, call ? new Map([[call.file, call.text]]) : new Map());
   if (opts.format === "json") {
-    io.stdout(stableJson({ candidates, tuned, call: call ? explainCallReport(entry.model, call, "json") : undefined }));
-    return 0;
+    io.stdout(
+      stableJson({
+        candidates,
+        tuned,
+        call: outcome ? callOutcomeJson(outcome) : undefined,
+        diagnostics: diagnosticRows(io, callErrors, sources),
+      }),
+    );
+    return callErrors.length ? 1 : 0;
   }
   io.stdout(explainReport(entry.build, profile, candidates));
   if (tuned)
     io.stdout(
       tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName), configPins(loaded.config, opts.profile, kernelName)),
     );
-  if (call) io.stdout("\n" + (explainCallReport(entry.model, call, "text") as string));
-  return 0;
+  if (outcome) io.stdout("\n" + callOutcomeText(entry.model, outcome));
+  printDiagnostics(io, callErrors, opts.format, sources);
+  return callErrors.length ? 1 : 0;
+}
+
+/** A call file as read: its path, text, located tree (for spans) and plain value. */
+interface CallFile {
+  readonly file: string;
+  readonly text: string;
+  readonly root: JsonNode;
+  readonly value: unknown;
 }
 
 /**
  * Reads a call file with the located JSON reader of specs, so that a malformed file is reported
- * at its line and column with a code frame. The result is plain data with prototype-free objects.
+ * at its line and column with a code frame. The value is plain data with prototype-free objects.
  */
-function readCall(file: string): unknown {
+function readCall(file: string): CallFile {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    const reason = e.code === "ENOENT" ? "it does not exist" : e.code === "EISDIR" ? "it is a folder" : e.message;
     throw new UserError([
-      makeDiagnostic("file_unreadable", `cannot read the call file: ${(err as Error).message}`, { file }, { hint: CALL_SHAPE }),
+      makeDiagnostic(
+        "file_unreadable",
+        `cannot read the call file ${file}: ${reason}`,
+        { file },
+        {
+          hint: `check the --call path (relative to the current folder); ${CALL_SHAPE}`,
+        },
+      ),
     ]);
   }
   const parsed = parseJson(text, file);
   const errors = parsed.diagnostics.filter((d) => d.severity === "error");
   if (errors.length > 0 || !parsed.root) throw new UserError(errors.map((d) => ({ ...d, hint: d.hint ?? CALL_SHAPE })));
-  return toPlain(parsed.root);
+  return { file, text, root: parsed.root, value: toPlain(parsed.root) };
 }
 
 const CALL_SHAPE = 'a call is JSON: {"inputs": {"queryT": {"shape": [4, 4096], "dtype": "float16"}, …}, "outputs": {…}, "attrs": {…}}';

@@ -2,7 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic } from "../core/diagnostic.js";
-import { renderGithub, renderJson, renderText, summaryLine, type SourceLookup } from "../core/render-diagnostics.js";
+import { jsonRows, renderGithub, renderJson, renderText, summaryLine, type SourceLookup } from "../core/render-diagnostics.js";
 
 /** Streams the CLI writes to; tests pass their own. */
 export interface Io {
@@ -17,6 +17,20 @@ export type Format = "text" | "json" | "github";
 
 /** Prints diagnostics in the chosen format. */
 export function printDiagnostics(io: Io, diags: readonly Diagnostic[], format: Format, sources: SourceLookup): void {
+  const { shown, lookup } = relative(io, diags, sources);
+  if (format === "json") io.stdout(renderJson(shown, lookup));
+  else if (format === "github") io.stdout(renderGithub(shown, lookup));
+  else if (shown.length > 0) io.stderr(renderText(shown, lookup) + summaryLine(shown) + "\n");
+}
+
+/** Diagnostics as `--format json` prints them (files relative to the current folder), for a command's JSON document. */
+export function diagnosticRows(io: Io, diags: readonly Diagnostic[], sources: SourceLookup): unknown[] {
+  const { shown, lookup } = relative(io, diags, sources);
+  return jsonRows(shown, lookup);
+}
+
+/** Diagnostics with their files relative to the current folder, and a source lookup that takes either form. */
+function relative(io: Io, diags: readonly Diagnostic[], sources: SourceLookup): { shown: Diagnostic[]; lookup: SourceLookup } {
   const rel = (d: Diagnostic): Diagnostic =>
     d.location
       ? {
@@ -25,11 +39,8 @@ export function printDiagnostics(io: Io, diags: readonly Diagnostic[], format: F
           notes: d.notes.map((n) => (n.location ? { ...n, location: { ...n.location, file: relPath(io.cwd, n.location.file) } } : n)),
         }
       : d;
-  const shown = diags.map(rel);
   const lookup: SourceLookup = (f) => sources(path.resolve(io.cwd, f)) ?? sources(f);
-  if (format === "json") io.stdout(renderJson(shown, lookup));
-  else if (format === "github") io.stdout(renderGithub(shown, lookup));
-  else if (shown.length > 0) io.stderr(renderText(shown, lookup) + summaryLine(shown) + "\n");
+  return { shown: diags.map(rel), lookup };
 }
 
 function relPath(cwd: string, file: string): string {

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
-import { lintPaths, makeCheckContext } from "../api/lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "../api/lint.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { RenderCache } from "./render-cache.js";
@@ -31,9 +31,11 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   const loaded = loadProjectConfig(io.cwd, opts.config);
   const templatesDir =
     opts.templates !== undefined ? path.resolve(io.cwd, opts.templates) : path.resolve(loaded.root, loaded.config.templates);
-  const specs = paths && paths.length > 0 ? paths.map((p) => path.resolve(io.cwd, p)) : [path.resolve(loaded.root, loaded.config.specs)];
+  const given = paths !== undefined && paths.length > 0;
+  const specs = given ? paths.map((p) => path.resolve(io.cwd, p)) : [path.resolve(loaded.root, loaded.config.specs)];
+  const specsOrigin: SpecsOrigin = given ? { paths } : specsFromConfig(loaded);
   if (!opts.render) {
-    const result = lintPaths(specs, makeCheckContext(templatesDir));
+    const result = lintPaths(specs, makeCheckContext(templatesDir), specsOrigin);
     printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
     if (opts.format === "text" && result.diagnostics.length === 0)
       io.stderr(`${plural(result.kernels.length, "spec")} checked, no problems\n`);
@@ -44,6 +46,7 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   const renders = opts.cache === false ? undefined : RenderCache.open(loaded.root);
   const result = await compile(project, {
     specs,
+    specsOrigin,
     profiles: opts.profile,
     generate: false,
     verdicts,

@@ -14,6 +14,10 @@ interface CodeInfo {
 export const CODES = {
   // load: files, JSON, schema
   file_unreadable: { severity: "error", summary: "A spec file or folder could not be read." },
+  no_specs: {
+    severity: "error",
+    summary: "The specs folder or the paths given hold no spec file (*.json): there is nothing to lint or build.",
+  },
   file_too_large: { severity: "error", summary: "A spec file exceeds the size limit." },
   json_syntax: { severity: "error", summary: "The file is not valid JSON." },
   json_too_deep: { severity: "error", summary: "JSON nesting exceeds the depth limit." },
@@ -137,7 +141,17 @@ export const CODES = {
     severity: "error",
     summary: "A per-call tuned rule (kernelc.tune.json perCall, or the config's tune.<kernel>.by) cannot apply to its kernel.",
   },
-  usage: { severity: "error", summary: "The command line is wrong." },
+  call_invalid: {
+    severity: "error",
+    summary:
+      "A call given to `explain --call` (or explain()'s `call`) is not a valid call of its kernel: its form, a tensor, a dtype, a shape or an attribute.",
+  },
+  call_rejected: {
+    severity: "error",
+    summary:
+      "A valid call that the kernel cannot plan on the profile: no variant accepts it, or a kernel condition or a planned value fails.",
+  },
+  usage: { severity: "error", summary: "The command line, or an argument of the programmatic API, is wrong." },
   init_file_exists: { severity: "error", summary: "`kernelc init` would overwrite a file that already exists." },
 } as const satisfies Record<string, CodeInfo>;
 

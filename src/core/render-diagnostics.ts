@@ -116,8 +116,13 @@ export function summaryLine(diags: readonly Diagnostic[]): string {
 
 /** Renders diagnostics as a JSON array (stable field order) for tools. */
 export function renderJson(diags: readonly Diagnostic[], sources: SourceLookup): string {
+  return JSON.stringify(jsonRows(diags, sources), null, 2) + "\n";
+}
+
+/** Diagnostics as the rows renderJson prints: plain data with line and column resolved. */
+export function jsonRows(diags: readonly Diagnostic[], sources: SourceLookup): unknown[] {
   const maps = new Map<string, LineMap>();
-  const rows = diags.map((d) => {
+  return diags.map((d) => {
     const r = resolve(d.location, sources, maps);
     return {
       code: d.code,
@@ -142,7 +147,6 @@ export function renderJson(diags: readonly Diagnostic[], sources: SourceLookup):
       }),
     };
   });
-  return JSON.stringify(rows, null, 2) + "\n";
 }
 
 function escapeData(s: string): string {

@@ -1,6 +1,12 @@
 /** The text of `kernelc explain`: every candidate on a profile and why; and, for a call, why its variant. */
 import type { KernelModel } from "../plan/dispatch-model.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
+import { makeDiagnostic } from "../core/codes.js";
+import type { Diagnostic, DiagnosticNote, Location } from "../core/diagnostic.js";
+import { didYouMean } from "../core/did-you-mean.js";
+import { appendPointer, resolvePointer, splitPointer, type JsonNode } from "../core/json-source.js";
+import type { CallErrorKind } from "../plan/call-error.js";
+import { outputsToFill } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import { describeF16Storage, f16StorageFor } from "../plan/f16-storage.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
@@ -68,12 +74,32 @@ export function explainReport(build: KernelProfileBuild, profile: Profile, expla
   return lines.join("\n") + "\n";
 }
 
-/** For one call: the variant picked and why each higher one was rejected (text or data). */
-export function explainCallReport(model: KernelModel, callJson: unknown, format: "text" | "json"): unknown {
-  const call = callJson as Call;
+/** What a call comes to on one kernel and profile: the variant picked, why each earlier one was rejected, and the plan or the error. */
+export interface CallOutcome {
+  readonly picked?: string;
+  readonly rejected: readonly { readonly variant: string; readonly reason: string }[];
+  /** Why the call cannot be planned; `pointer` is the JSON pointer into the call of the value at fault, when there is one. */
+  readonly error?: { readonly kind: CallErrorKind; readonly message: string; readonly pointer?: string };
+  readonly plan?: unknown;
+  /** The call's own keys other than inputs, outputs, attrs and `$`-keys such as `$comment` (a planner ignores them: likely typos). */
+  readonly unknownKeys: readonly string[];
+}
+
+const CALL_KEYS = ["inputs", "outputs", "attrs"] as const;
+/** Likely names of a call's keys that are too far from them for a did-you-mean by edit distance. */
+const CALL_KEY_ALIASES: Readonly<Record<string, string>> = {
+  attributes: "attrs",
+  attribute: "attrs",
+  attr: "attrs",
+  input: "inputs",
+  output: "outputs",
+};
+
+/** Plans `call` with the interpreter (the generated dispatcher's semantics), keeping what explain shows. */
+export function explainCall(model: KernelModel, call: unknown): CallOutcome {
   let picked: string | undefined;
   let rejected: { variant: string; reason: string }[] = [];
-  let error: { kind: string; message: string } | undefined;
+  let error: CallOutcome["error"];
   let plan: unknown;
   try {
     const sel = selectVariant(model, call);
@@ -82,15 +108,24 @@ export function explainCallReport(model: KernelModel, callJson: unknown, format:
     plan = interpretPlan(model, call);
   } catch (err) {
     if (!(err instanceof KernelCallError)) throw err;
-    error = { kind: err.kind, message: err.message };
+    error = { kind: err.kind, message: err.message, ...(err.pointer !== undefined ? { pointer: err.pointer } : {}) };
   }
-  if (format === "json")
-    return {
-      picked,
-      rejected,
-      error,
-      plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined,
-    };
+  const unknownKeys =
+    typeof call === "object" && call !== null && !Array.isArray(call)
+      ? Object.keys(call).filter((k) => !(CALL_KEYS as readonly string[]).includes(k) && !k.startsWith("$"))
+      : [];
+  return { picked, rejected, error, plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined, unknownKeys };
+}
+
+/** A call's outcome as `kernelc explain --format json` prints it under `call`. */
+export function callOutcomeJson(outcome: CallOutcome): unknown {
+  const { picked, rejected, error, plan } = outcome;
+  return { picked, rejected, error, plan };
+}
+
+/** A call's outcome as `kernelc explain` prints it. */
+export function callOutcomeText(model: KernelModel, outcome: CallOutcome): string {
+  const { picked, rejected, error, plan } = outcome;
   const lines = [`call of ${model.kernel.spec.name} on profile ${model.profile}:`];
   for (const r of rejected) lines.push(`  rejected ${r.variant}: ${r.reason}`);
   if (picked) lines.push(`  picked ${picked}`);
@@ -101,4 +136,103 @@ export function explainCallReport(model: KernelModel, callJson: unknown, format:
     for (const s of p.scratch) lines.push(`    scratch ${s.id}: ${s.size} bytes`);
   }
   return lines.join("\n") + "\n";
+}
+
+/** Where a call came from: its file and, when it was parsed with locations, its tree (for spans). */
+export interface CallSource {
+  readonly file: string;
+  readonly root?: JsonNode;
+}
+
+/** The location of `pointer` in the call file: the value's key (or the value), or else its nearest enclosing value that the file has. */
+function callLocation(source: CallSource | undefined, pointer: string | undefined): Location | undefined {
+  if (!source) return undefined;
+  if (pointer === undefined || !source.root) return { file: source.file, ...(pointer !== undefined ? { pointer } : {}) };
+  const tokens = splitPointer(pointer);
+  for (let n = tokens.length; n >= 0; n--) {
+    const at = tokens.slice(0, n).reduce<string>((p, t) => appendPointer(p, t), "");
+    const target = resolvePointer(source.root, at);
+    if (target) return { file: source.file, pointer: at, span: target.entry?.keySpan ?? target.node.span };
+  }
+  return { file: source.file, pointer };
+}
+
+/** What a call of the kernel looks like, for a hint: its tensors with dtype and rank, its attributes, the dtypes a type parameter allows. */
+function callSignature(model: KernelModel): string {
+  const spec = model.kernel.spec;
+  const fill = outputsToFill(model.kernel);
+  const tensor = (t: { name: string; dtype: string; rank?: number }, optional: boolean): string =>
+    `${t.name} (${[t.dtype, ...(t.rank !== undefined ? [`rank ${t.rank}`] : []), ...(optional ? ["optional"] : [])].join(", ")})`;
+  const parts = [
+    `inputs ${spec.inputs.map((i) => tensor(i, i.optional)).join(", ") || "none"}`,
+    `outputs ${spec.outputs.map((o) => tensor(o, o.optional || fill.has(o.name))).join(", ") || "none"}`,
+    `attrs ${spec.attributes.map((a) => a.name).join(", ") || "none"}`,
+    ...spec.typeConstraints.map((t) => `${t.name} is ${t.types.join(" or ")}`),
+  ];
+  return `a call of ${spec.name} has ${parts.join("; ")}`;
+}
+
+/**
+ * The diagnostics of a call's outcome: `call_invalid` for a call of the wrong form (and for keys
+ * other than inputs, outputs and attrs, which a planner ignores), `call_rejected` for a valid call
+ * no variant accepts or whose plan fails; none for a call that plans. With `source`, each points
+ * into the call file at the value at fault.
+ */
+export function callDiagnostics(model: KernelModel, outcome: CallOutcome, source?: CallSource): Diagnostic[] {
+  const name = model.kernel.spec.name;
+  const out: Diagnostic[] = [];
+  // Without a file (explain()'s call object), the pointer is said in a note.
+  const at = (pointer: string | undefined): DiagnosticNote[] =>
+    source || pointer === undefined ? [] : [{ message: `at ${pointer || "/"} of the call` }];
+  for (const key of outcome.unknownKeys) {
+    const alias = CALL_KEY_ALIASES[key];
+    const guess = alias ? `did you mean \`${alias}\`?` : didYouMean(key, CALL_KEYS);
+    out.push(
+      makeDiagnostic(
+        "call_invalid",
+        `unknown key \`${key}\` in the call of ${name}: a call has only inputs, outputs and attrs, and a planner ignores other keys`,
+        callLocation(source, appendPointer("", key)),
+        { hint: guess ? `${guess} (${callSignature(model)})` : `remove it (${callSignature(model)})`, notes: at(appendPointer("", key)) },
+      ),
+    );
+  }
+  const error = outcome.error;
+  if (!error) return out;
+  const message = error.message.startsWith(`${name}: `) ? error.message.slice(name.length + 2) : error.message;
+  if (error.kind === "invalid_call") {
+    out.push(
+      makeDiagnostic("call_invalid", `invalid call of ${name}: ${message}`, callLocation(source, error.pointer), {
+        hint: callSignature(model),
+        notes: at(error.pointer),
+      }),
+    );
+  } else if (error.kind === "no_variant" && outcome.rejected.length > 0) {
+    const notes = outcome.rejected.map((r) => ({ message: `variant \`${r.variant}\` rejected it: ${r.reason}` }));
+    if (model.prunedVariants.length) notes.push({ message: `not built for profile ${model.profile}: ${model.prunedVariants.join(", ")}` });
+    out.push(
+      makeDiagnostic(
+        "call_rejected",
+        `no variant of ${name} accepts the call on profile ${model.profile}`,
+        callLocation(source, undefined),
+        {
+          hint: `change the call so that every \`when\` condition of one variant holds (the notes say which failed), or add a variant that accepts it`,
+          notes,
+        },
+      ),
+    );
+  } else {
+    const what = error.kind === "contract" ? `${name} rejects the call` : `${name} cannot plan the call on profile ${model.profile}`;
+    out.push(
+      makeDiagnostic("call_rejected", `${what}: ${message}`, callLocation(source, error.pointer), {
+        notes: at(error.pointer),
+        hint:
+          error.kind === "contract"
+            ? "every call must meet the kernel's top-level `when` conditions; change the call so this one holds"
+            : error.kind === "missing_shader"
+              ? "the shader this call needs was not built for the profile: add the instance values the message names to the config's `instances`, then build again"
+              : `change the call, or see \`kernelc explain ${name} --profile ${model.profile}\` for what was built`,
+      }),
+    );
+  }
+  return out;
 }

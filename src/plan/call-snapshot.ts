@@ -10,6 +10,7 @@
  */
 import type { Call, TensorDesc } from "../model/plan.js";
 import type { KernelModel } from "./dispatch-model.js";
+import { appendPointer } from "../core/json-source.js";
 import { KernelCallError } from "./call-error.js";
 
 /** Most dimensions a tensor may have, and most elements a list attribute may have. */
@@ -49,9 +50,11 @@ function record<T>(): Record<string, T> {
 export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
   const spec = model.kernel.spec;
   const K = spec.name;
-  const fail = (msg: string): never => {
-    throw new KernelCallError("invalid_call", `${K}: ${msg}`);
+  const fail = (msg: string, pointer = ""): never => {
+    throw new KernelCallError("invalid_call", `${K}: ${msg}`, pointer);
   };
+  const bagOf = (what: string): string => (what === "attribute" ? "attrs" : `${what}s`);
+  const at = (...tokens: string[]): string => tokens.reduce<string>((p, t) => appendPointer(p, t), "");
   if (typeof call !== "object" || call === null || Array.isArray(call))
     fail(`a call must be an object { inputs, outputs, attrs }, got ${showCallValue(call)}`);
   const c = call as Record<string, unknown>;
@@ -60,31 +63,38 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
     if (v === undefined || v === null) return undefined;
     // An array is refused: its indices would read as names, and an empty one would pass as an empty bag.
     if (typeof v !== "object" || Array.isArray(v))
-      fail(`call.${k} must be an object keyed by ${k === "attrs" ? "attribute name" : "tensor id"}, got ${showCallValue(v)}`);
+      fail(`call.${k} must be an object keyed by ${k === "attrs" ? "attribute name" : "tensor id"}, got ${showCallValue(v)}`, at(k));
     return v as Record<string, unknown>;
   };
   const bags = { inputs: bag("inputs"), outputs: bag("outputs"), attrs: bag("attrs") };
   const tensor = (v: unknown, what: string, id: string): TensorDesc | null => {
     if (v === undefined || v === null) return null;
     const where = `${what} \`${id}\``;
-    if (typeof v !== "object") fail(`${where} must be a tensor { shape, dtype } or null, got ${showCallValue(v)}`);
+    const here = at(bagOf(what), id);
+    if (typeof v !== "object") fail(`${where} must be a tensor { shape, dtype } or null, got ${showCallValue(v)}`, here);
     const o = v as Record<string, unknown>;
     const s = hasOwn(o, "shape") ? o.shape : undefined;
     const dtype = hasOwn(o, "dtype") ? o.dtype : undefined;
-    if (!Array.isArray(s)) return fail(`${where} has shape ${showCallValue(s)}; a shape must be an array of non-negative integers`);
+    const shapeAt = hasOwn(o, "shape") ? here + "/shape" : here;
+    if (!Array.isArray(s))
+      return fail(`${where} has shape ${showCallValue(s)}; a shape must be an array of non-negative integers`, shapeAt);
     const n = s.length;
-    if (n > MAX_RANK) fail(`${where} has ${n} dimensions; at most ${MAX_RANK} are supported`);
+    if (n > MAX_RANK) fail(`${where} has ${n} dimensions; at most ${MAX_RANK} are supported`, shapeAt);
     const shape: number[] = [];
     for (let i = 0; i < n; i++) shape.push((hasOwn(s, i) ? s[i] : undefined) as number);
     if (!shape.every((d) => Number.isSafeInteger(d) && d >= 0))
-      fail(`${where} has shape ${showCallValue(shape)}; dimensions must be non-negative integers`);
-    if (typeof dtype !== "string") fail(`${where} has dtype ${showCallValue(dtype)}; a dtype must be a string such as "float16"`);
+      fail(`${where} has shape ${showCallValue(shape)}; dimensions must be non-negative integers`, shapeAt);
+    if (typeof dtype !== "string")
+      fail(
+        `${where} has dtype ${showCallValue(dtype)}; a dtype must be a string such as "float16"`,
+        hasOwn(o, "dtype") ? here + "/dtype" : here,
+      );
     return { shape, dtype: dtype as string };
   };
   const attr = (v: unknown, name: string): unknown => {
     if (!Array.isArray(v)) return v;
     const n = v.length;
-    if (n > MAX_LIST) fail(`attribute \`${name}\` has ${n} elements; at most ${MAX_LIST} are supported`);
+    if (n > MAX_LIST) fail(`attribute \`${name}\` has ${n} elements; at most ${MAX_LIST} are supported`, at("attrs", name));
     const out: unknown[] = [];
     for (let i = 0; i < n; i++) out.push(hasOwn(v, i) ? v[i] : undefined);
     return out;
@@ -102,7 +112,7 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
     // for-in skipping inherited keys: the same keys, in the same order, as the generated code reads.
     for (const key in b) {
       if (!hasOwn(b, key)) continue;
-      if (!ids.includes(key)) fail(`unknown ${what} \`${key}\`; ${what}s are ${ids.join(", ")}`);
+      if (!ids.includes(key)) fail(`unknown ${what} \`${key}\`; ${what}s are ${ids.join(", ")}`, at(bagOf(what), key));
       take(key, b[key]);
     }
   };

@@ -9,6 +9,7 @@ import type { Value } from "../model/ir.js";
 import { evaluate } from "../lang/evaluate.js";
 import { EvalError, valuesEqual } from "../lang/ops.js";
 import type { BindingPlan, BindingResource, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
+import { appendPointer } from "../core/json-source.js";
 import { KernelCallError } from "./call-error.js";
 import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
@@ -40,14 +41,17 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
   const k = model.kernel;
   const spec = k.spec;
   const name = spec.name;
-  const fail = (msg: string): never => {
-    throw new KernelCallError("invalid_call", `${name}: ${msg}`);
+  const fail = (msg: string, pointer = ""): never => {
+    throw new KernelCallError("invalid_call", `${name}: ${msg}`, pointer);
   };
+  const at = (...tokens: string[]): string => tokens.reduce<string>((p, t) => appendPointer(p, t), "");
+  const bagOf = (what: string): string => `${what}s`;
   const inputIds = spec.inputs.map((i) => i.name);
   const fill = outputsToFill(k);
   const params = new Map(spec.typeConstraints.map((t) => [t.name, t.types]));
   const bound = new Map<string, string>();
   const boundBy = new Map<string, string>();
+  const boundAt = new Map<string, string>();
   const visit = (
     id: string,
     dtype: string,
@@ -57,7 +61,7 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
     what: string,
   ): void => {
     if (t === null || t === undefined) {
-      if (!optional) fail(`required ${what} \`${id}\` is missing`);
+      if (!optional) fail(`required ${what} \`${id}\` is missing`, at(bagOf(what)));
       return;
     }
     if (params.has(dtype)) {
@@ -65,9 +69,15 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
       if (prev === undefined) {
         bound.set(dtype, t.dtype);
         boundBy.set(dtype, id);
-      } else if (prev !== t.dtype) fail(`${what} \`${id}\` has dtype ${t.dtype}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${prev}`);
-    } else if (t.dtype !== dtype) fail(`${what} \`${id}\` must have dtype ${dtype}, got ${t.dtype}`);
-    if (rank !== undefined && t.shape.length !== rank) fail(`${what} \`${id}\` must have rank ${rank}, got ${t.shape.length}`);
+        boundAt.set(dtype, at(bagOf(what), id, "dtype"));
+      } else if (prev !== t.dtype)
+        fail(
+          `${what} \`${id}\` has dtype ${t.dtype}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${prev}`,
+          at(bagOf(what), id, "dtype"),
+        );
+    } else if (t.dtype !== dtype) fail(`${what} \`${id}\` must have dtype ${dtype}, got ${t.dtype}`, at(bagOf(what), id, "dtype"));
+    if (rank !== undefined && t.shape.length !== rank)
+      fail(`${what} \`${id}\` must have rank ${rank}, got ${t.shape.length}`, at(bagOf(what), id, "shape"));
   };
   for (const i of spec.inputs) visit(i.name, i.dtype, i.rank, i.optional, call.inputs[i.name], "input");
   for (const o of spec.outputs)
@@ -76,7 +86,7 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
   for (const [p, allowed] of params) {
     const b = bound.get(p);
     if (b === undefined) dtypes[p] = allowed[0]!;
-    else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`);
+    else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
     else dtypes[p] = b;
   }
   for (const a of spec.attributes) {
@@ -92,16 +102,20 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
     if (!ok)
       fail(
         `attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`,
+        at("attrs", a.name),
       );
   }
   for (const c of spec.attributeConstraints) {
     const v = attrValue(k, call, c.name);
     if (v === undefined) {
-      if (c.required) fail(`attribute \`${c.name}\` is required`);
+      if (c.required) fail(`attribute \`${c.name}\` is required`, at("attrs"));
       continue;
     }
     if (c.values && !c.values.some((x) => x === v))
-      fail(`attribute \`${c.name}\` is ${showCallValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`);
+      fail(
+        `attribute \`${c.name}\` is ${showCallValue(v)}; allowed values: ${c.values.map((x) => showValue(x)).join(", ")}`,
+        at("attrs", c.name),
+      );
   }
   return dtypes;
 }
@@ -245,6 +259,7 @@ function checkOutputs(
       throw new KernelCallError(
         "invalid_call",
         `${name}: output \`${o.name}\` has shape ${showCallValue(given.shape)}, expected ${showCallValue(shape)} (\`${se.source.text}\`)`,
+        appendPointer(appendPointer("/outputs", o.name), "shape"),
       );
     }
     if (given === null && !inputIds.has(o.name)) {

@@ -345,6 +345,41 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expectGolden("file_unreadable", r, dir);
   });
 
+  it("no_specs: lint of a specs folder that holds no spec file", async () => {
+    const dir = writeProject({});
+    fs.rmSync(path.join(dir, "specs", "scale.json"));
+    const r = await cli(["lint"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["no_specs"]);
+    expectGolden("no_specs", r, dir);
+  });
+
+  it("call_invalid: explain --call of a call of the wrong rank, at its JSON pointer with a frame", async () => {
+    const dir = writeProject({});
+    const call = { inputs: { x: { shape: [64, 2], dtype: "float32" } }, outputs: { y: { shape: [64], dtype: "float32" } } };
+    fs.writeFileSync(path.join(dir, "call.json"), JSON.stringify(call, null, 2) + "\n");
+    const r = await cli(["explain", "Scale", "--profile", "core", "--call", "call.json"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("error (invalid_call): Scale: input `x` must have rank 1, got 2\n");
+    expect(codesIn(r.stderr)).toEqual(["call_invalid"]);
+    expect(r.stderr).toMatch(FRAME);
+    expectGolden("call_invalid", r, dir);
+  });
+
+  it("call_rejected: explain --call of a call no variant accepts, with a note per variant", async () => {
+    const spec = baseSpec();
+    const variants = spec.variants as { [key: string]: Json }[];
+    variants[0]!.when = ["n % 4 == 0"];
+    const dir = writeProject({ spec });
+    const call = { inputs: { x: { shape: [6], dtype: "float32" } }, outputs: { y: { shape: [6], dtype: "float32" } } };
+    fs.writeFileSync(path.join(dir, "call.json"), JSON.stringify(call, null, 2) + "\n");
+    const r = await cli(["explain", "Scale", "--profile", "core", "--call", "call.json"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("  rejected main: `n % 4 == 0` is false (n % 4 = 2)\n");
+    expect(codesIn(r.stderr)).toEqual(["call_rejected"]);
+    expectGolden("call_rejected", r, dir);
+  });
+
   it("not_callable, unused_derive, unused_tunable: lint with a frame at each", async () => {
     const spec = baseSpec();
     spec.tunables = { WG: { default: 64 }, UNUSED: { default: 2 } };

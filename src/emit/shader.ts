@@ -117,6 +117,15 @@ function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv, isBoo
   });
 }
 
+/** For a tensor that is bool through a type parameter: ` (T = bool)`, else "". */
+function boolBecause(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): string {
+  const dtype =
+    b.kind === "arg"
+      ? [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype
+      : variant.intermediates.find((im) => im.id === b.ref)?.dtype;
+  return dtype !== undefined && Object.hasOwn(dtypes, dtype) ? ` (${dtype} = bool)` : "";
+}
+
 /**
  * Whether a binding holds a bool tensor under these dtypes: an input or output whose dtype (or the
  * type parameter's assignment) is `bool`, or an intermediate of dtype `bool`.
@@ -367,7 +376,7 @@ function renderRequest(
       ctx.reports.push({
         diagnostic: makeDiagnostic(
           "bool_element_type",
-          `binding \`${cb.id}\` of pass \`${pass.id}\` holds bool tensor \`${cb.ref}\`: ${problem}`,
+          `binding \`${cb.id}\` of pass \`${pass.id}\` holds bool tensor \`${cb.ref}\`${boolBecause(k, v, req.facts.dtypes, cb)}: ${problem}`,
           whereLocation(k.spec.file, cb.where),
           { hint: BOOL_ELEMENT_HINT },
         ),

@@ -16,6 +16,7 @@ import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
+import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
 import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
@@ -678,6 +679,7 @@ class SpecChecker {
           );
         }
         elementType = { literal: b.elementType.replace(/\s+/g, "") };
+        this.checkBoolElementType(b, elementType.literal);
       }
     } else if (b.kind !== "uniform") {
       this.report(
@@ -706,6 +708,27 @@ class SpecChecker {
       }
     }
     return { id: b.id, name: b.name, kind: b.kind, ref: b.ref, refIsInput, buffer, elementType, fields, where: b.where };
+  }
+
+  /**
+   * A tensor binding whose tensor is (or, through a type parameter, may be) bool must declare u32:
+   * bool tensors are bound as u32 words of 4 elements. An element type given as `$name` is checked
+   * when the shader is rendered, where its value is known.
+   */
+  private checkBoolElementType(b: BindingSpec, literal: string): void {
+    if (b.kind !== "arg") return;
+    const tensor = [...this.spec.inputs, ...this.spec.outputs].find((t) => t.name === b.ref);
+    if (!tensor) return;
+    const param = this.spec.typeConstraints.find((t) => t.name === tensor.dtype);
+    const mayBeBool = param ? param.types.includes("bool") : tensor.dtype === "bool";
+    const problem = mayBeBool ? boolElementTypeProblem(literal) : undefined;
+    if (!problem) return;
+    this.report(
+      "bool_element_type",
+      `binding \`${b.id}\` holds ${param ? `\`${tensor.name}\` of type ${param.name}, which may be bool` : `bool tensor \`${tensor.name}\``}: ${problem}`,
+      b.elementTypeWhere ?? b.where,
+      BOOL_ELEMENT_HINT,
+    );
   }
 
   /** The spec's `explain` list names derive entries (top-level, or of a variant or pass); showing one is a use of it. */

@@ -61,6 +61,11 @@ export const CODES = {
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
   shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },
   bad_wgsl_type: { severity: "error", summary: "An element type is not a WGSL type kernelc can bind." },
+  bool_element_type: {
+    severity: "error",
+    summary:
+      "A binding of a bool tensor declares an element type other than u32 (bool tensors are bound as u32 words, 4 elements per word).",
+  },
   bad_type_constraint: {
     severity: "error",
     summary: "A type constraint, an intermediate or an input's `storage` names an ONNX type kernelc does not support.",

@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "../check/bool-binding.js";
 import { deriveEnv } from "../check/check-spec.js";
 import { whereLocation } from "../check/locate.js";
 import { wgslValueProblem } from "../check/template-values.js";
@@ -108,11 +109,33 @@ export interface PassRequest {
   readonly profile: Profile;
 }
 
-function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv): DeclBinding[] {
+function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv, isBool: (b: CheckedBinding) => boolean): DeclBinding[] {
   return bindings.map((b, i) => {
     const elementType = bindingElementType(b, env);
-    return { binding: i, name: b.name, type: b.buffer, elementType, fields: b.fields?.map((f) => ({ name: f.name, type: f.type })) };
+    const fields = b.fields?.map((f) => ({ name: f.name, type: f.type }));
+    return { binding: i, name: b.name, type: b.buffer, elementType, fields, ...(isBool(b) ? { bool: true } : {}) };
   });
+}
+
+/** For a tensor that is bool through a type parameter: ` (T = bool)`, else "". */
+function boolBecause(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): string {
+  const dtype =
+    b.kind === "arg"
+      ? [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype
+      : variant.intermediates.find((im) => im.id === b.ref)?.dtype;
+  return dtype !== undefined && Object.hasOwn(dtypes, dtype) ? ` (${dtype} = bool)` : "";
+}
+
+/**
+ * Whether a binding holds a bool tensor under these dtypes: an input or output whose dtype (or the
+ * type parameter's assignment) is `bool`, or an intermediate of dtype `bool`.
+ */
+function bindsBool(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): boolean {
+  let dtype: string | undefined;
+  if (b.kind === "arg") dtype = [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype;
+  else if (b.kind === "scratch") dtype = variant.intermediates.find((im) => im.id === b.ref)?.dtype;
+  if (dtype === undefined) return false;
+  return (Object.hasOwn(dtypes, dtype) ? dtypes[dtype] : dtype) === "bool";
 }
 
 /**
@@ -344,7 +367,23 @@ function renderRequest(
   const form = f16StorageFor(req.profile.features);
   let decls: Declarations;
   try {
-    const bindings = declBindings(pass.bindings, env);
+    const bindings = declBindings(pass.bindings, env, (b) => bindsBool(k, v, req.facts.dtypes, b));
+    // A bool tensor is bound as u32 words: an element type given through a derive entry is known only now.
+    for (const [i, b] of bindings.entries()) {
+      const problem = b.bool && b.type !== "uniform" ? boolElementTypeProblem(b.elementType) : undefined;
+      if (!problem) continue;
+      const cb = pass.bindings[i]!;
+      ctx.reports.push({
+        diagnostic: makeDiagnostic(
+          "bool_element_type",
+          `binding \`${cb.id}\` of pass \`${pass.id}\` holds bool tensor \`${cb.ref}\`${boolBecause(k, v, req.facts.dtypes, cb)}: ${problem}`,
+          whereLocation(k.spec.file, cb.where),
+          { hint: BOOL_ELEMENT_HINT },
+        ),
+        where,
+      });
+      return undefined;
+    }
     const enableF16 = v.features.includes("shader-f16");
     const declKey = ctx.declared ? JSON.stringify([bindings, form, enableF16]) : "";
     const known = ctx.declared?.get(declKey);

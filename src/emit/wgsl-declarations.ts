@@ -4,6 +4,7 @@
  * inject WGSL into a shader (the same discipline Ajv applies to the JavaScript it generates).
  */
 
+import { boolElementTypeProblem } from "../check/bool-binding.js";
 import type { F16Storage } from "../plan/f16-storage.js";
 
 /** How a binding is bound: a read-write storage buffer, a read-only one, or the params uniform. */
@@ -24,6 +25,11 @@ export interface DeclBinding {
   readonly elementType?: string;
   /** uniform struct fields in order */
   readonly fields?: readonly UniformField[];
+  /**
+   * The binding holds an ONNX bool tensor (1 byte per element): bound as u32 words of 4 elements,
+   * its element type must be `u32` (BOOL_ELEMENT_TYPE), and it gets the bool helpers.
+   */
+  readonly bool?: boolean;
 }
 
 /** WGSL keywords (WGSL spec §15.2): never valid identifiers. */
@@ -287,14 +293,17 @@ export function resourceDeclarations(bindings: readonly DeclBinding[], enableF16
   return d.text;
 }
 
+/** How a storage binding's data is stored: an f16 form, or `bool` (bytes in u32 words). */
+export type StorageForm = F16Storage | "bool";
+
 /** A storage binding as the shader sees it: its declared element type and how it is stored. */
 export interface StorageBinding {
   readonly name: string;
-  /** The element type the spec gives (`f16`, `vec4<f16>`, `f32`, …). */
+  /** The element type the spec gives (`f16`, `vec4<f16>`, `f32`, …; `u32` for a bool tensor). */
   readonly elementType: string;
-  /** "packed" for an f16 binding on a profile without shader-f16, else "native". */
-  readonly storage: F16Storage;
-  /** The scalar to compute in: the element's scalar, or f32 for packed f16. */
+  /** "packed" for an f16 binding on a profile without shader-f16, "bool" for a bool tensor, else "native". */
+  readonly storage: StorageForm;
+  /** The scalar to compute in: the element's scalar, f32 for packed f16, `bool` for a bool tensor. */
   readonly scalar: string;
   readonly access: "read" | "read_write";
 }
@@ -347,6 +356,14 @@ export function declareResources(
           throw new Error(`element type ${JSON.stringify(elem)} of binding ${name} is not one of ${[...ELEMENT_TYPES].join(", ")}`);
         }
         const access = b.type === "storage" ? "read_write" : "read";
+        if (b.bool) {
+          const problem = boolElementTypeProblem(elem);
+          if (problem) throw new Error(`binding ${name}: ${problem}`);
+          storage.set(name, { name, elementType: elem, storage: "bool", scalar: "bool", access });
+          const word = access === "read_write" ? "atomic<u32>" : "u32";
+          lines.push(`@group(0) @binding(${b.binding}) var<storage, ${access}> ${name}: array<${word}>;`);
+          break;
+        }
         const packed = form === "packed" && scalarOf(elem) === "f16";
         storage.set(name, {
           name,
@@ -407,6 +424,7 @@ function accessorHelpers(bindings: readonly StorageBinding[], taken: ReadonlySet
 }
 
 function helpersOf(b: StorageBinding): [string, string][] {
+  if (b.storage === "bool") return boolHelpersOf(b);
   const n = b.name;
   const w = widthOf(b.elementType);
   const packed = b.storage === "packed";
@@ -511,6 +529,53 @@ function helpersOf(b: StorageBinding): [string, string][] {
     out.push(fn(`raw_${n}`, `(i: u32) -> ${raw}`, packed ? `return ${n}[i];` : `return bitcast<${raw}>(${n}[i]);`));
     if (write)
       out.push(fn(`store_raw_${n}`, `(i: u32, bits: ${raw})`, packed ? `${n}[i] = bits;` : `${n}[i] = bitcast<${b.elementType}>(bits);`));
+  }
+  return out;
+}
+
+/**
+ * The helpers of a bool binding: element i is byte i % 4 of word i / 4, true when nonzero. A
+ * read-write binding is `array<atomic<u32>>`: `store_NAME` clears the element's byte with
+ * atomicAnd and sets its low bit with atomicOr, so invocations writing different elements of one
+ * word never lose each other's bytes (the other three bytes, padding included, keep their bits);
+ * `store4_NAME` writes a whole word with atomicStore, for an invocation that owns the word.
+ */
+function boolHelpersOf(b: StorageBinding): [string, string][] {
+  const n = b.name;
+  const write = b.access === "read_write";
+  const word = (index: string): string => (write ? `atomicLoad(&${n}[${index}])` : `${n}[${index}]`);
+  const fn = (name: string, sig: string, ...body: string[]): [string, string] => [
+    name,
+    [`fn ${name}${sig} {`, ...body.map((l) => `  ${l}`), "}"].join("\n"),
+  ];
+  const out: [string, string][] = [
+    fn(`len_${n}`, "() -> u32", `return arrayLength(&${n}) * 4u;`),
+    fn(`load_${n}`, "(i: u32) -> bool", `return ((${word("i >> 2u")} >> ((i & 3u) * 8u)) & 0xffu) != 0u;`),
+    fn(
+      `load4_${n}`,
+      "(i: u32) -> vec4<bool>",
+      `return ((vec4<u32>(${word("i >> 2u")}) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) != vec4<u32>(0u);`,
+    ),
+  ];
+  // No locals: a local named like the binding would hide it.
+  if (write) {
+    out.push(
+      fn(
+        `store_${n}`,
+        "(i: u32, v: bool)",
+        "// Changes only element i's byte, atomically: other invocations may write the word's other bytes.",
+        `atomicAnd(&${n}[i >> 2u], ~(0xffu << ((i & 3u) * 8u)));`,
+        "if (v) {",
+        `  atomicOr(&${n}[i >> 2u], 1u << ((i & 3u) * 8u));`,
+        "}",
+      ),
+      fn(
+        `store4_${n}`,
+        "(i: u32, v: vec4<bool>)",
+        "// Writes elements i .. i + 3 (i a multiple of 4) as one word: only the invocation that owns the word may call this.",
+        `atomicStore(&${n}[i >> 2u], dot(select(vec4<u32>(0u), vec4<u32>(1u, 0x100u, 0x10000u, 0x1000000u), v), vec4<u32>(1u)));`,
+      ),
+    );
   }
   return out;
 }

@@ -291,7 +291,12 @@ function bufferBinding(
   // its last 2-byte pad (arrayLength then counts one more element), when the buffer has room.
   const size = alignUp(r.size, 4);
   if (r.offset + size > buf.size) {
-    fail(`${what} range [${r.offset}, ${r.offset + r.size}) (bound as ${size} bytes) exceeds its buffer of ${buf.size} bytes`);
+    fail(
+      `${what} needs ${r.offset + size} bytes (range [${r.offset}, ${r.offset + r.size}), bound as ${size} bytes), but its buffer has ` +
+        `${buf.size}: the range exceeds its buffer. Create the buffer with at least ${r.offset + size} bytes: storage is bound in whole ` +
+        `4-byte words, so a tensor whose data is not a multiple of 4 bytes (a bool tensor is 1 byte per element, an f16 tensor 2) needs ` +
+        `room for its last word's padding`,
+    );
   }
   return { buffer: buf, offset: r.offset, size };
 }

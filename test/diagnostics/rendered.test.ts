@@ -179,6 +179,41 @@ describe("build diagnostics, rendered as text", () => {
     expect(built.code).toBe(0);
   });
 
+  it("bool_element_type: a bool tensor's binding that declares another element type than u32, in the spec or through a derive entry", async () => {
+    // A literal element type: the check reports it at the element type, before anything renders.
+    const spec = baseSpec();
+    (spec.inputs as { [key: string]: Json }).mask = { onnx: "mask", dtype: "bool", rank: 1 };
+    (spec.bindings as { [key: string]: Json }).mask = { arg: "mask", elementType: "i32" };
+    const passes = (spec.variants as { passes: { bindings: Json[] }[] }[])[0]!.passes;
+    passes[0]!.bindings = ["x", "mask", "y", "params"];
+    const body = "  y[i] = select(0.0, x[i], load_mask(i)) * params.alpha;";
+    const dir = writeProject({ spec, template: template({ body }) });
+    const r = await cli(["build"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["bool_element_type"]);
+    expect(r.stderr).toMatch(/^error\[bool_element_type\]: binding `mask` holds bool tensor `mask`: .* must be `u32`, not `i32`$/m);
+    expect(r.stderr).toMatch(/= hint: set `"elementType": "u32"`/);
+    expect(r.stderr).toMatch(FRAME);
+    expectGolden("bool_element_type", r);
+
+    // Through a derive entry of a type parameter that may be bool: known only when the shader is rendered.
+    const generic = baseSpec();
+    generic.typeConstraints = { T: ["float32"], M: ["bool", "int32"] };
+    (generic.inputs as { [key: string]: Json }).mask = { onnx: "mask", dtype: "M", rank: 1 };
+    // i32 suits M = int32 but not M = bool.
+    (generic.derive as { [key: string]: Json }).maskElem = '"i32"';
+    (generic.bindings as { [key: string]: Json }).mask = { arg: "mask", elementType: "$maskElem" };
+    (generic.variants as { passes: { bindings: Json[] }[] }[])[0]!.passes[0]!.bindings = ["x", "mask", "y", "params"];
+    const genericDir = writeProject({ spec: generic, template: template({ body: "  y[i] = x[i] * params.alpha + f32(mask[i]);" }) });
+    const g = await cli(["build"], genericDir);
+    expect(g.code).toBe(1);
+    expect(codesIn(g.stderr)).toEqual(["bool_element_type"]);
+    expect(g.stderr).toMatch(
+      /^error\[bool_element_type\]: binding `mask` of pass `p` holds bool tensor `mask` \(M = bool\): .* must be `u32`, not `i32`$/m,
+    );
+    expectGolden("bool_element_type_derive", g);
+  });
+
   it("eval_error: a value computed for the build cannot be used (an element type WGSL does not have)", async () => {
     // The checker accepts any string expression as an element type; only its value at build time
     // (here "f64" for WG = 64) shows it is not one WGSL can bind.

@@ -423,18 +423,33 @@ function accessorHelpers(bindings: readonly StorageBinding[], taken: ReadonlySet
   return new Map(all.filter(([n]) => count.get(n) === 1 && !taken.has(n)));
 }
 
+/** The parameter and local names of the accessor helpers' bodies. */
+const HELPER_LOCALS = ["i", "v", "bits", "word", "j", "h", "shift"] as const;
+
+/** A placeholder for the binding's name in a helper body, replaced last (it is no identifier character). */
+const BINDING = "\u0000";
+
+/**
+ * A helper function's text from its signature and body, written with `BINDING` where the binding is
+ * named: a parameter or local that has the binding's own name (a binding called `i` or `v`) would
+ * hide the binding inside the helper, so it becomes `name_` there; then the binding's name is put in.
+ */
+function helperFn(binding: string, name: string, sig: string, body: readonly string[]): [string, string] {
+  let text = [`${sig} {`, ...body.map((l) => `  ${l}`), "}"].join("\n");
+  for (const local of HELPER_LOCALS) if (local === binding) text = text.replace(new RegExp(`\\b${local}\\b`, "g"), `${local}_`);
+  return [name, `fn ${name}${text.split(BINDING).join(binding)}`];
+}
+
 function helpersOf(b: StorageBinding): [string, string][] {
   if (b.storage === "bool") return boolHelpersOf(b);
-  const n = b.name;
+  const n = BINDING;
   const w = widthOf(b.elementType);
   const packed = b.storage === "packed";
   const s = b.scalar;
   const vecOf = (k: number): string => (k === 1 ? s : `vec${k}<${s}>`);
   const value = vecOf(w);
-  const fn = (name: string, sig: string, ...body: string[]): [string, string] => [
-    name,
-    [`fn ${name}${sig} {`, ...body.map((l) => `  ${l}`), "}"].join("\n"),
-  ];
+  const fn = (name: string, sig: string, ...body: string[]): [string, string] =>
+    helperFn(b.name, name.split(BINDING).join(b.name), sig, body);
   const out: [string, string][] = [];
   const write = b.access === "read_write";
   out.push(fn(`len_${n}`, "() -> u32", `return arrayLength(&${n})${packed && w === 1 ? " * 2u" : ""};`));
@@ -541,13 +556,11 @@ function helpersOf(b: StorageBinding): [string, string][] {
  * `store4_NAME` writes a whole word with atomicStore, for an invocation that owns the word.
  */
 function boolHelpersOf(b: StorageBinding): [string, string][] {
-  const n = b.name;
+  const n = BINDING;
   const write = b.access === "read_write";
   const word = (index: string): string => (write ? `atomicLoad(&${n}[${index}])` : `${n}[${index}]`);
-  const fn = (name: string, sig: string, ...body: string[]): [string, string] => [
-    name,
-    [`fn ${name}${sig} {`, ...body.map((l) => `  ${l}`), "}"].join("\n"),
-  ];
+  const fn = (name: string, sig: string, ...body: string[]): [string, string] =>
+    helperFn(b.name, name.split(BINDING).join(b.name), sig, body);
   const out: [string, string][] = [
     fn(`len_${n}`, "() -> u32", `return arrayLength(&${n}) * 4u;`),
     fn(`load_${n}`, "(i: u32) -> bool", `return ((${word("i >> 2u")} >> ((i & 3u) * 8u)) & 0xffu) != 0u;`),
@@ -557,7 +570,6 @@ function boolHelpersOf(b: StorageBinding): [string, string][] {
       `return ((vec4<u32>(${word("i >> 2u")}) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) != vec4<u32>(0u);`,
     ),
   ];
-  // No locals: a local named like the binding would hide it.
   if (write) {
     out.push(
       fn(

@@ -134,7 +134,7 @@ export function resolveDataFiles(root: string, call: TuneCallConfig): TuneCallCo
 }
 
 /** The first `count` elements of one input or output, filled as the call's `data` says (seeded random values by default). */
-function tensorBytes(
+export function tensorBytes(
   call: TuneCallConfig,
   id: string,
   desc: { readonly shape: readonly number[]; readonly dtype: string },
@@ -155,7 +155,9 @@ function tensorBytes(
     const f = fill !== undefined && "fill" in fill ? fill : undefined;
     if (f?.fill === "iota") return i;
     if (f?.fill === "constant") return f.value ?? 0;
-    if (f?.fill === "random" || desc.dtype === "float16" || desc.dtype === "float32") return random();
+    // Random bools are true and false alike (any nonzero value is true).
+    if (f?.fill === "random") return desc.dtype === "bool" ? Number(random() > 0) : random();
+    if (desc.dtype === "float16" || desc.dtype === "float32") return random();
     return 0;
   };
   const buf: ArrayBuffer = new ArrayBuffer(Math.max(4, Math.ceil((count * size) / 4) * 4));

@@ -286,6 +286,12 @@ class SpecChecker {
    */
   private checkFinite(src: ExprSource, e: TExpr, lookup: (name: string) => CheckedDerive | undefined, envKey: object): void {
     if (this.nestingReported.size > 0 || hasErrorType(e)) return;
+    const env = this.constEnv(lookup, envKey);
+    for (const { node, value } of nonFiniteNodes(e, env)) this.diags.push(nonFiniteDiagnostic(this.file, src, node, value));
+  }
+
+  /** The partial-evaluation environment of a derive environment: leaves unknown, constant derive entries known (memoized per `envKey`). */
+  private constEnv(lookup: (name: string) => CheckedDerive | undefined, envKey: object): EvalEnv {
     let memo = this.constants.get(envKey);
     if (!memo) {
       memo = new Map();
@@ -306,7 +312,38 @@ class SpecChecker {
         return v;
       },
     };
-    for (const { node, value } of nonFiniteNodes(e, env)) this.diags.push(nonFiniteDiagnostic(this.file, src, node, value));
+    return env;
+  }
+
+  /**
+   * A uniform field whose value is known without any call (a constant, or derive entries that are
+   * constants) must fit its type: u32 0..4294967295, i32 -2147483648..2147483647 (integers), f32 a
+   * finite number once rounded to f32. Otherwise every call would fail to plan.
+   */
+  private checkFieldRange(
+    f: { readonly name: string; readonly type: string },
+    value: CExpr,
+    env: ReadonlyMap<string, CheckedDerive>,
+    struct: string,
+  ): void {
+    if (this.nestingReported.size > 0 || hasErrorType(value.texpr)) return;
+    const v = tryEvaluate(
+      value.texpr,
+      this.constEnv((n) => env.get(n), env),
+    );
+    if (typeof v !== "number" || !Number.isFinite(v)) return; // unknown until a call, or reported as non_finite_value
+    const [lo, hi] = f.type === "u32" ? [0, 4294967295] : f.type === "i32" ? [-2147483648, 2147483647] : [-Infinity, Infinity];
+    const fits = f.type === "f32" ? Number.isFinite(Math.fround(v)) : Number.isInteger(v) && v >= lo && v <= hi;
+    if (fits) return;
+    const range = f.type === "f32" ? "a finite f32 (magnitude below about 3.4028235e+38)" : `${lo}..${hi}`;
+    this.report(
+      "uniform_out_of_range",
+      `uniform field \`${struct}.${f.name}\` (${f.type}) is always ${v}, outside ${range}: every call would fail to plan`,
+      value.source.where,
+      f.type === "f32"
+        ? "use a smaller value, or compute it in the shader from smaller factors"
+        : `give a value in ${range}${f.type === "u32" && v < 0 ? ", or make the field i32 if it may be negative" : ""}`,
+    );
   }
 
   private noteUses(e: TExpr): void {
@@ -698,6 +735,7 @@ class SpecChecker {
           ? `WGSL's bool cannot be in a uniform buffer: make the field u32 with value \`1 if ${cond} else 0\` and test \`!= 0u\` in the template`
           : undefined;
       this.expectType(value, f.type === "f32" ? "number" : "int", `uniform field \`${f.name}\` (${f.type})`, hint);
+      this.checkFieldRange(f, value, env, b.id);
       return { name: f.name, type: f.type, value };
     });
     if (fields) {

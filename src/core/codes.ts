@@ -56,6 +56,10 @@ export const CODES = {
   bad_derive_ref: { severity: "error", summary: "A `$name` reference to a derive entry that does not exist or is not a string." },
   duplicate_id: { severity: "error", summary: "Two variants, passes, intermediates or bindings share an id." },
   duplicate_binding_name: { severity: "error", summary: "Two bindings of one pass have the same WGSL name." },
+  uniform_out_of_range: {
+    severity: "error",
+    summary: "A uniform field's value is known without a call and is outside its type's range (u32, i32, or a finite f32).",
+  },
   non_finite_value: { severity: "error", summary: "A constant sub-expression evaluates to infinity or NaN (such as `1e300 * 1e300`)." },
   condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },

@@ -317,8 +317,7 @@ class SpecChecker {
 
   /**
    * A uniform field whose value is known without any call (a constant, or derive entries that are
-   * constants) must fit its type: u32 0..4294967295, i32 -2147483648..2147483647 (integers), f32 a
-   * finite number once rounded to f32. Otherwise every call would fail to plan.
+   * constants) must fit its type; otherwise every call would fail to plan.
    */
   private checkFieldRange(
     f: { readonly name: string; readonly type: string },
@@ -331,19 +330,9 @@ class SpecChecker {
       value.texpr,
       this.constEnv((n) => env.get(n), env),
     );
-    if (typeof v !== "number" || !Number.isFinite(v)) return; // unknown until a call, or reported as non_finite_value
-    const [lo, hi] = f.type === "u32" ? [0, 4294967295] : f.type === "i32" ? [-2147483648, 2147483647] : [-Infinity, Infinity];
-    const fits = f.type === "f32" ? Number.isFinite(Math.fround(v)) : Number.isInteger(v) && v >= lo && v <= hi;
-    if (fits) return;
-    const range = f.type === "f32" ? "a finite f32 (magnitude below about 3.4028235e+38)" : `${lo}..${hi}`;
-    this.report(
-      "uniform_out_of_range",
-      `uniform field \`${struct}.${f.name}\` (${f.type}) is always ${v}, outside ${range}: every call would fail to plan`,
-      value.source.where,
-      f.type === "f32"
-        ? "use a smaller value, or compute it in the shader from smaller factors"
-        : `give a value in ${range}${f.type === "u32" && v < 0 ? ", or make the field i32 if it may be negative" : ""}`,
-    );
+    // Unknown until a call, or not finite (reported as non_finite_value).
+    if (typeof v === "number" && Number.isFinite(v) && !uniformFits(f.type, v))
+      this.diags.push(uniformRangeDiagnostic(this.file, value.source, struct, f, v));
   }
 
   private noteUses(e: TExpr): void {
@@ -1059,6 +1048,49 @@ function hasErrorType(e: TExpr): boolean {
     else if (x.k === "cond") stack.push(x.cond, x.then, x.otherwise);
   }
   return false;
+}
+
+/**
+ * Whether a finite `value` fits a uniform field of `type`: u32 an integer in 0..4294967295, i32 an
+ * integer in -2147483648..2147483647, f32 any number whose nearest f32 is finite.
+ */
+export function uniformFits(type: string, value: number): boolean {
+  if (type === "f32") return Number.isFinite(Math.fround(value));
+  const [lo, hi] = type === "u32" ? [0, 4294967295] : [-2147483648, 2147483647];
+  return Number.isInteger(value) && value >= lo && value <= hi;
+}
+
+/** The uniform_out_of_range diagnostic of a field whose value is known (`context` says for which build values, when not a constant). */
+export function uniformRangeDiagnostic(
+  file: string,
+  src: ExprSource,
+  struct: string,
+  field: { readonly name: string; readonly type: string },
+  value: number,
+  context = "",
+): Diagnostic {
+  const range =
+    field.type === "f32"
+      ? "a finite f32 (magnitude below about 3.4028235e+38)"
+      : field.type === "u32"
+        ? "0..4294967295"
+        : "-2147483648..2147483647";
+  return makeDiagnostic(
+    "uniform_out_of_range",
+    `uniform field \`${struct}.${field.name}\` (${field.type}) is always ${value}${context}, outside ${range}: every call would fail to plan`,
+    whereLocation(file, src.where),
+    {
+      hint:
+        field.type === "f32"
+          ? "use a smaller value, or compute it in the shader from smaller factors"
+          : `give a value in ${range}${field.type === "u32" && value < 0 ? ", or make the field i32 if it may be negative" : ""}`,
+    },
+  );
+}
+
+/** The value of `e` in `env` where it is known without a call, else UNKNOWN (also when evaluating it fails). */
+export function knownValue(e: TExpr, env: EvalEnv): PValue {
+  return tryEvaluate(e, env);
 }
 
 /** Partial evaluation of a constant part: its value, or UNKNOWN when it depends on a leaf or fails (division by zero is reported where it is evaluated). */

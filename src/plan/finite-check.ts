@@ -3,9 +3,10 @@
  * `tunables.WG * 1e300 * 1e300` a condition is finite as written (lint cannot tell) but infinite
  * for every tunable value. The dispatcher folds build-time values into constants and cannot emit
  * infinity or NaN, so each built assignment is checked first and such a sub-expression is a
- * located `non_finite_value`, not an internal error.
+ * located `non_finite_value`, not an internal error. Likewise a uniform field whose value is known
+ * on the profile and does not fit its type is `uniform_out_of_range` here, not a plan error of every call.
  */
-import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes } from "../check/check-spec.js";
+import { deriveEnv, knownValue, nonFiniteDiagnostic, nonFiniteNodes, uniformFits, uniformRangeDiagnostic } from "../check/check-spec.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CExpr, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { AssignmentBuild } from "./enumerate.js";
@@ -63,6 +64,16 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
         p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value)),
         pe,
       );
+      // A uniform field known on this profile (from device limits, tunables, dtypes) must fit its type.
+      for (const b of p.bindings)
+        for (const f of b.fields ?? []) {
+          const key = `range:${f.value.source.where.pointer}`;
+          if (seen.has(key)) continue;
+          const v = knownValue(f.value.texpr, pe);
+          if (typeof v !== "number" || !Number.isFinite(v) || uniformFits(f.type, v)) continue;
+          seen.add(key);
+          out.push(uniformRangeDiagnostic(kernel.spec.file, f.value.source, b.id, f, v, context));
+        }
     }
   }
   return out;

@@ -497,6 +497,22 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expect(r.stderr).toMatch(FRAME);
     expectGolden("non_finite_value", r);
   });
+  it("uniform_out_of_range: a uniform field known on a profile (from a device limit) that does not fit u32 stops the build, out/ untouched", async () => {
+    const spec = baseSpec();
+    const params = (spec.bindings as { [key: string]: { struct: { [key: string]: Json }[] } }).params;
+    params.struct.push({ name: "cap", type: "u32", value: "device.limits.maxStorageBufferBindingSize * 64" });
+    const dir = writeProject({ spec, template: template({ body: "  y[i] = x[i] * params.alpha + f32(params.cap);" }) });
+    // Lint cannot know the limit: clean.
+    expect((await cli(["lint", "--no-render"], dir)).code).toBe(0);
+    const r = await cli(["build"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toContain("uniform_out_of_range");
+    expect(r.stderr).toMatch(/^error\[uniform_out_of_range\]: uniform field `params\.cap` \(u32\) is always \d+ on profile [\w-]+/m);
+    expect(r.stderr).toMatch(/^ {2}--> specs\/scale\.json:\d+:\d+ \(\/bindings\/params\/struct\/2\/value\)$/m);
+    expect(fs.existsSync(path.join(dir, "out"))).toBe(false);
+    expectGolden("uniform_out_of_range", r);
+  });
+
   it("too_many_candidates, wgsl_value_invalid, template_limit_exceeded: the safety caps, rendered", async () => {
     const many = baseSpec();
     const values = Array.from({ length: 64 }, (_, i) => i + 1);

@@ -55,7 +55,7 @@ export default function kernelc(options: KernelcPluginOptions = {}): Plugin {
         sources: result.sources,
       };
     try {
-      const wrote = writeOut(result.outDir, result.files);
+      const wrote = writeOut(result.outDir, result.files, rel(result.outDir));
       return {
         ok: true,
         text: formatDiagnostics(relative(result.diagnostics), relativeSources(result.sources)),

@@ -37,11 +37,11 @@ export interface WriteOutResult {
 /** Who wrote the plugin's build-info.json and pending record. */
 const GENERATED_BY = `kernelc ${KERNELC_VERSION} (vite plugin); do not edit`;
 
-function refuse(outDir: string, why: string): never {
+function refuse(outDir: string, shown: string, why: string): never {
   throw new UserError([
     makeDiagnostic(
       "out_not_ours",
-      `${outDir} was not written by kernelc: ${why}`,
+      `${shown} was not written by kernelc: ${why}`,
       { file: outDir },
       {
         hint: `kernelc writes only into a folder it wrote (one holding a ${MARKER} file): point \`out\` in kernelc.config.json at a new folder, or move your files out of this one`,
@@ -50,18 +50,21 @@ function refuse(outDir: string, why: string): never {
   ]);
 }
 
-/** Makes `outDir` hold `built` (path relative to it → text) and the marker, writing only what changed. */
-export function writeOut(outDir: string, built: ReadonlyMap<string, string>): WriteOutResult {
+/**
+ * Makes `outDir` hold `built` (path relative to it → text) and the marker, writing only what changed;
+ * messages name the folder as `shown` (the plugin passes it relative to the project root).
+ */
+export function writeOut(outDir: string, built: ReadonlyMap<string, string>, shown: string = outDir): WriteOutResult {
   const files = new Map([...built, [MARKER, MARKER_TEXT]]);
-  if (fs.existsSync(outDir) && !fs.lstatSync(outDir).isDirectory()) refuse(outDir, "it is not a folder");
+  if (fs.existsSync(outDir) && !fs.lstatSync(outDir).isDirectory()) refuse(outDir, shown, "it is not a folder");
   const tree = readTreeStrict(outDir);
   const info = readBuildInfo(outDir);
   if (!info && (tree.files.size > 0 || tree.unexpected.length > 0)) {
-    if (!tree.files.has(MARKER)) refuse(outDir, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
-    const unrecorded = unrecordedDiagnostic(tree, outDir, outDir);
+    if (!tree.files.has(MARKER)) refuse(outDir, shown, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
+    const unrecorded = unrecordedDiagnostic(tree, shown, outDir);
     if (unrecorded) throw new UserError([unrecorded]);
   }
-  const diags = auditDiagnostics(auditTree(tree, info, readPending(outDir)), outDir, outDir);
+  const diags = auditDiagnostics(auditTree(tree, info, readPending(outDir)), shown, outDir);
   if (diags.length > 0) throw new UserError(diags);
   const hashes: Record<string, string> = {};
   for (const [rel, text] of files) hashes[rel] = sha256Hex(text);

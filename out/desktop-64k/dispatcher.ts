@@ -348,9 +348,17 @@ const $max = Math.max;
 const $isSafe = Number.isSafeInteger;
 /** Number.isInteger, read once (see $floor). */
 const $isInt = Number.isInteger;
-/** The call itself: an object that is not an array, else an invalid_call error. */
+/**
+ * The call itself: an object that is not an array, whose own keys are inputs, outputs and attrs
+ * (and any starting with $, for comments), else an invalid_call error: a misspelled bag
+ * ("attributes") would otherwise plan with the defaults.
+ */
 function $call(c: unknown, kernel: string): object {
   if (typeof c !== "object" || c === null || Array.isArray(c)) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  for (const k in c) {
+    if (k !== $q1 && k !== $q2 && k !== $q3 && k.charCodeAt(0) !== 36 && $hasOwn.call(c, k))
+      $fail($q0, kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+  }
   return c;
 }
 /**

@@ -174,7 +174,7 @@ function callSignature(model: KernelModel): string {
 
 /**
  * The diagnostics of a call's outcome: `call_invalid` for a call of the wrong form (and for keys
- * other than inputs, outputs and attrs, which a planner ignores), `call_rejected` for a valid call
+ * other than inputs, outputs and attrs, which a planner refuses), `call_rejected` for a valid call
  * no variant accepts or whose plan fails; none for a call that plans. With `source`, each points
  * into the call file at the value at fault.
  */
@@ -190,7 +190,7 @@ export function callDiagnostics(model: KernelModel, outcome: CallOutcome, source
     out.push(
       makeDiagnostic(
         "call_invalid",
-        `unknown key \`${key}\` in the call of ${name}: a call has only inputs, outputs and attrs, and a planner ignores other keys`,
+        `unknown key \`${key}\` in the call of ${name}: a call has only inputs, outputs and attrs (and $-keys for comments), and a planner refuses other keys`,
         callLocation(source, appendPointer("", key)),
         { hint: guess ? `${guess} (${callSignature(model)})` : `remove it (${callSignature(model)})`, notes: at(appendPointer("", key)) },
       ),
@@ -198,6 +198,8 @@ export function callDiagnostics(model: KernelModel, outcome: CallOutcome, source
   }
   const error = outcome.error;
   if (!error) return out;
+  // The planner refuses the first unknown key too: it is reported above, with a did-you-mean.
+  if (error.kind === "invalid_call" && outcome.unknownKeys.some((k) => appendPointer("", k) === error.pointer)) return out;
   const message = error.message.startsWith(`${name}: `) ? error.message.slice(name.length + 2) : error.message;
   if (error.kind === "invalid_call") {
     out.push(

@@ -58,6 +58,10 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
   if (typeof call !== "object" || call === null || Array.isArray(call))
     fail(`a call must be an object { inputs, outputs, attrs }, got ${showCallValue(call)}`);
   const c = call as Record<string, unknown>;
+  // Own keys other than the three bags (and $-keys, for comments) are refused, as the dispatcher does.
+  for (const k in c)
+    if (k !== "inputs" && k !== "outputs" && k !== "attrs" && !k.startsWith("$") && hasOwn(c, k))
+      fail(`the call has an unknown key ${showCallValue(k)}; a call is an object { inputs, outputs, attrs }`, at(k));
   const bag = (k: string): Record<string, unknown> | undefined => {
     const v = hasOwn(c, k) ? c[k] : undefined;
     if (v === undefined || v === null) return undefined;

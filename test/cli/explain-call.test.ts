@@ -135,9 +135,12 @@ describe("kernelc explain --call: a call that cannot be planned fails with exit 
   it("a key other than inputs, outputs and attrs is call_invalid with a did-you-mean; `$comment` is allowed", async () => {
     const r = await explainCall(JSON.stringify({ ...good, attributes: { alpha: 2 } }));
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain("  picked vec4\n");
+    // The planner refuses the call too (it would otherwise plan with alpha's default); one diagnostic.
+    expect(r.stdout).toContain(
+      '  error (invalid_call): Axpby: the call has an unknown key "attributes"; a call is an object { inputs, outputs, attrs }\n',
+    );
     expect(headers(r.stderr)).toEqual([
-      "error[call_invalid]: unknown key `attributes` in the call of Axpby: a call has only inputs, outputs and attrs, and a planner ignores other keys",
+      "error[call_invalid]: unknown key `attributes` in the call of Axpby: a call has only inputs, outputs and attrs (and $-keys for comments), and a planner refuses other keys",
     ]);
     expect(wheres(r.stderr)).toEqual(["call.json:1:105 (/attributes)"]);
     expect(r.stderr).toContain("= hint: did you mean `attrs`? (a call of Axpby has");

@@ -203,6 +203,27 @@ describe("uniform values and call forms, dispatcher against interpreter", async 
     expect("plan" in both({ ...call, outputs: {}, attrs: {} })).toBe(true);
     expect("plan" in both({ ...call, outputs: null, attrs: undefined })).toBe(true);
   });
+
+  it("rejects a call with a key other than inputs, outputs and attrs (a misspelled bag would plan with the defaults)", () => {
+    const call = { inputs: { xT: x } };
+    expect(error({ ...call, attributes: { scale: 4 } })).toEqual({
+      kind: "invalid_call",
+      message: 'Flags: the call has an unknown key "attributes"; a call is an object { inputs, outputs, attrs }',
+    });
+    expect(error({ input: { xT: x } })).toEqual({
+      kind: "invalid_call",
+      message: 'Flags: the call has an unknown key "input"; a call is an object { inputs, outputs, attrs }',
+    });
+    // Keys starting with $ are comments; an inherited enumerable key (a polluted prototype) and a
+    // non-enumerable own one are not the call's keys.
+    expect(words({ ...call, $comment: "decode step", attrs: { scale: 4 } })[1]).toBe(words({ ...call, attrs: { scale: 4 } })[1]);
+    const proto = Object.create({ attributes: { scale: 4 } }) as Record<string, unknown>;
+    proto.inputs = call.inputs;
+    expect("plan" in both(proto)).toBe(true);
+    const hidden = { ...call };
+    Object.defineProperty(hidden, "extra", { value: 1, enumerable: false });
+    expect("plan" in both(hidden)).toBe(true);
+  });
 });
 
 describe("a bool-valued uniform field", async () => {

@@ -1088,13 +1088,8 @@ export function uniformRangeDiagnostic(
   );
 }
 
-/** The value of `e` in `env` where it is known without a call, else UNKNOWN (also when evaluating it fails). */
-export function knownValue(e: TExpr, env: EvalEnv): PValue {
-  return tryEvaluate(e, env);
-}
-
 /** Partial evaluation of a constant part: its value, or UNKNOWN when it depends on a leaf or fails (division by zero is reported where it is evaluated). */
-function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
+export function tryEvaluate(e: TExpr, env: EvalEnv): PValue {
   try {
     return evaluate(e, env);
   } catch (err) {

@@ -6,7 +6,7 @@
  * located `non_finite_value`, not an internal error. Likewise a uniform field whose value is known
  * on the profile and does not fit its type is `uniform_out_of_range` here, not a plan error of every call.
  */
-import { deriveEnv, knownValue, nonFiniteDiagnostic, nonFiniteNodes, uniformFits, uniformRangeDiagnostic } from "../check/check-spec.js";
+import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes, tryEvaluate, uniformFits, uniformRangeDiagnostic } from "../check/check-spec.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CExpr, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { AssignmentBuild } from "./enumerate.js";
@@ -69,7 +69,7 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
         for (const f of b.fields ?? []) {
           const key = `range:${f.value.source.where.pointer}`;
           if (seen.has(key)) continue;
-          const v = knownValue(f.value.texpr, pe);
+          const v = tryEvaluate(f.value.texpr, pe);
           if (typeof v !== "number" || !Number.isFinite(v) || uniformFits(f.type, v)) continue;
           seen.add(key);
           out.push(uniformRangeDiagnostic(kernel.spec.file, f.value.source, b.id, f, v, context));

@@ -15,7 +15,8 @@ import { UserError } from "../../src/core/diagnostic.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
 import { removeProvenTree } from "../../src/cli/out-dir.js";
-import { startWatch, type RebuildResult, type WatchSession } from "../../src/cli/watch-command.js";
+import { startWatch, type WatchSession } from "../../src/cli/watch-command.js";
+import { rebuilds } from "../support/rebuilds.js";
 import { writeOut } from "../../src/vite/write-out.js";
 import kernelcVite from "../../src/vite/index.js";
 import { kernelc, leftovers, makeProject, removeProjects, snapshot, touchTemplate } from "./out-project.js";
@@ -301,20 +302,6 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     expect(fs.readFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), "utf8")).toBe("someone's\n");
   });
 });
-
-/** Rebuild results in order. */
-function rebuilds(): { onRebuild: (r: RebuildResult) => void; next: () => Promise<RebuildResult> } {
-  const done: RebuildResult[] = [];
-  const waiting: ((r: RebuildResult) => void)[] = [];
-  return {
-    onRebuild: (r) => {
-      const w = waiting.shift();
-      if (w) w(r);
-      else done.push(r);
-    },
-    next: () => (done.length ? Promise.resolve(done.shift()!) : new Promise((resolve) => waiting.push(resolve))),
-  };
-}
 
 let session: WatchSession | undefined;
 afterEach(async () => {

@@ -7,7 +7,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { main } from "../../src/cli/main.js";
-import { startWatch, type RebuildResult, type WatchSession } from "../../src/cli/watch-command.js";
+import { startWatch, type WatchSession } from "../../src/cli/watch-command.js";
+import { rebuilds } from "../support/rebuilds.js";
 import { writeProject } from "../support/temp-project.js";
 
 const pass = (id: string, shader: string) => ({ id: "main", name: id, shader, bindings: ["x", "y", "params"], dispatch: { x: "groups" } });
@@ -47,20 +48,6 @@ function project(): string {
     "templates/small.wgsl.jinja": body(" + 0.0"),
     "kernelc.config.json": JSON.stringify({ profiles: ["desktop-64k", "core"] }),
   });
-}
-
-/** Rebuild results in order, awaited one at a time. */
-function rebuilds(): { onRebuild: (r: RebuildResult) => void; next: () => Promise<RebuildResult> } {
-  const done: RebuildResult[] = [];
-  const waiting: ((r: RebuildResult) => void)[] = [];
-  return {
-    onRebuild: (r) => {
-      const w = waiting.shift();
-      if (w) w(r);
-      else done.push(r);
-    },
-    next: () => (done.length ? Promise.resolve(done.shift()!) : new Promise((resolve) => waiting.push(resolve))),
-  };
 }
 
 const shaders = (dir: string): string[] =>

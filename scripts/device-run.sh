@@ -15,6 +15,13 @@
 #   vearly - the paged bench on the six decode shapes: the shipped templates against a copy with
 #            bench/experiments/v-early.patch (V rows loaded a tile ahead; slower on all six, 2026-12-05), with the
 #            configured tunables and with ROW_LOAD_AHEAD = 1; $OUT/bench-vearly.json
+#   occupancy - the paged bench on the six decode shapes: the shipped templates against copies whose row
+#            shader declares 8, 16 or 24 KB more workgroup memory (caps of about 19, 11 and 8 resident
+#            workgroups per SM) and session 9's no-butterfly diagnostic (wrong results);
+#            bench/experiments/occupancy-variants.mjs; $OUT/bench-occupancy.json
+#   ahead1 - ROW_LOAD_AHEAD = 1 (about 32 fewer registers a lane) with more workgroups: the two small
+#            decode shapes at 1024-2048 target workgroups and up to 256 splits, the four large ones at
+#            2048-4096, each against the configured tunables; $OUT/bench-ahead1-{small,large}.json
 #   packedcmp - the paged bench on the six decode shapes with the tuned desktop-32k split settings pinned
 #            (3072/64/64 and 1024/128/64), native f16 (desktop-32k) and f16 packed in u32 (desktop-48k on a
 #            device without shader-f16), alternating twice; $OUT/bench-{native,packed}-{1,2}.json
@@ -52,6 +59,13 @@ for what in "${steps[@]}"; do
              git apply --directory=.exp-v-early bench/experiments/v-early.patch || exit 1
            BENCH_TEMPLATES=templates,.exp-v-early BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1}]' \
            node bench/gpu/attention.mjs paged --out "$OUT/bench-vearly.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vearly.log" ;;
+    occupancy) dirs=$(node bench/experiments/occupancy-variants.mjs pad8k pad16k pad24k nobfly) || exit 1
+           BENCH_TEMPLATES=templates,$dirs node bench/gpu/attention.mjs paged --out "$OUT/bench-occupancy.json" 2>&1 | grep -v Warning | tee "$OUT/bench-occupancy.log" ;;
+    ahead1)
+           BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":64}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-small.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-small.log"
+           BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-large.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-large.log" ;;
     packedcmp)
            P='[{"SPLIT_TARGET_WORKGROUPS":3072,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":64}]'
            for i in 1 2; do
@@ -59,6 +73,6 @@ for what in "${steps[@]}"; do
              BENCH_PINS=$P BENCH_PROFILE=desktop-48k node bench/gpu/attention.mjs paged --out "$OUT/bench-packed-$i.json" 2>&1 | grep -v Warning | tail -n 12
            done ;;
     plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, plan)"; exit 2 ;;
+    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, plan)"; exit 2 ;;
   esac
 done

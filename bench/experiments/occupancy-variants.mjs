@@ -1,0 +1,43 @@
+#!/usr/bin/env node
+// Makes template folders for the occupancy probe of the row design (bench-only, never shipped):
+// copies of templates/ whose PagedAttention row shader declares extra workgroup memory (touched only
+// when params.scale is -12345, which no bench call passes, so the results are unchanged), which caps
+// the workgroups an SM can hold: with 228 KB of shared memory per SM, about 19 (+8 KB), 11 (+16 KB)
+// or 8 (+24 KB) of these 32-invocation workgroups. If a cap leaves a shape's time unchanged, fewer
+// workgroups than that were resident already (registers are the other limit, which Dawn does not
+// report). `nobfly` is session 9's diagnostic (wrong results, the same memory traffic): the
+// butterfly's shuffles removed. Usage: node bench/experiments/occupancy-variants.mjs <name>...
+// (pad8k, pad16k, pad24k, nobfly); writes .exp-<name>/ and prints the folder list for BENCH_TEMPLATES.
+import * as fs from "node:fs";
+
+const edits = {
+  pad8k: (f) => pad(f, 512),
+  pad16k: (f) => pad(f, 1024),
+  pad24k: (f) => pad(f, 1536),
+  nobfly: (f) => {
+    const p = `${f}/lib/row.wgsl.jinja`;
+    const text = fs.readFileSync(p, "utf8");
+    const out = text.replace(/subgroupShuffleXor\((.*), \{\{ 2 \*\* k \}\}u\)/g, "($1)");
+    if (out === text) throw new Error("nobfly: no butterfly shuffle found");
+    fs.writeFileSync(p, out);
+  },
+};
+function pad(f, vec4s) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  let text = fs.readFileSync(p, "utf8");
+  const decl = "var<workgroup> subgroup_split: u32;";
+  const body = "  let t = wid.x;\n  let kv_head = wid.y;\n";
+  if (!text.includes(decl) || !text.includes(body)) throw new Error("pad: anchor not found");
+  text = text.replace(decl, `${decl}\nvar<workgroup> occupancy_pad: array<vec4<f32>, ${vec4s}>;`);
+  text = text.replace(body, `${body}  if (params.scale == -12345.0) {\n    occupancy_pad[lane] = vec4<f32>(1.0);\n  }\n`);
+  fs.writeFileSync(p, text);
+}
+const dirs = [];
+for (const name of process.argv.slice(2)) {
+  const dir = `.exp-${name}`;
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync("templates", dir, { recursive: true });
+  edits[name](dir);
+  dirs.push(dir);
+}
+console.log(dirs.join(","));

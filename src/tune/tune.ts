@@ -69,7 +69,11 @@ export interface TuneResult {
   readonly warnings: readonly string[];
 }
 
-/** Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values, in a fixed order. */
+/**
+ * Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values (the
+ * config's list, else the spec's `default` then its `values`, the order the build tries them), in
+ * a fixed order.
+ */
 export function candidatePins(
   tunables: readonly TunableSpec[],
   override: Readonly<Record<string, readonly number[]>> | undefined,
@@ -79,7 +83,7 @@ export function candidatePins(
   for (const t of [...tunables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const name = t.name;
     if (pinned.has(name)) continue;
-    const values = [...new Set(override && Object.hasOwn(override, name) ? override[name]! : (t.values ?? [t.default]))];
+    const values = [...new Set(override && Object.hasOwn(override, name) ? override[name]! : [t.default, ...(t.values ?? [])])];
     if (values.length <= 1 && !(override && Object.hasOwn(override, name))) continue;
     sets = sets.flatMap((s) => values.map((v) => ({ ...s, [name]: v })));
   }

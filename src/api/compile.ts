@@ -183,7 +183,19 @@ async function compileWith(
         "unknown_kernel",
         `no spec defines kernel${unknownKernels.length > 1 ? "s" : ""} ${unknownKernels.map((n) => `\`${n}\``).join(", ")}`,
         undefined,
-        { hint: `kernels: ${kernels.map((k) => k.spec.name).join(", ")}` },
+        {
+          hint: [
+            unknownKernels.length === 1
+              ? didYouMean(
+                  unknownKernels[0]!,
+                  kernels.map((k) => k.spec.name),
+                )
+              : undefined,
+            `kernels: ${kernels.map((k) => k.spec.name).join(", ")}`,
+          ]
+            .filter((h) => h !== undefined)
+            .join(" "),
+        },
       ),
     );
   }

@@ -635,7 +635,7 @@ class SpecChecker {
   private checkBinding(
     b: BindingSpec,
     env: ReadonlyMap<string, CheckedDerive>,
-    intermediates: ReadonlySet<string> | undefined,
+    intermediates: ReadonlyMap<string, string> | undefined,
   ): CheckedBinding {
     const spec = this.spec;
     let refIsInput: boolean | undefined;
@@ -659,7 +659,7 @@ class SpecChecker {
           "unknown_intermediate",
           `binding \`${b.id}\` names intermediate \`${b.ref}\`, which this variant does not declare`,
           b.refWhere ?? b.where,
-          didYouMean(b.ref ?? "", intermediates) ?? "declare it under the variant's `intermediates`",
+          didYouMean(b.ref ?? "", intermediates.keys()) ?? "declare it under the variant's `intermediates`",
         );
       }
       buffer = b.buffer ?? "storage";
@@ -708,12 +708,13 @@ class SpecChecker {
         this.checkBoolElementType(b, elementType.literal);
       }
     } else if (b.kind !== "uniform") {
-      this.report(
-        "schema_missing_field",
-        `binding \`${b.id}\` has no \`elementType\``,
-        b.where,
-        'add `"elementType"`, e.g. `"f32"` or `"$scalar"`',
-      );
+      // No element type: the tensor's (or intermediate's) element type, a scalar array.
+      const dtype =
+        b.kind === "arg" ? [...spec.inputs, ...spec.outputs].find((t) => t.name === b.ref)?.dtype : intermediates?.get(b.ref ?? "");
+      if (dtype !== undefined && spec.typeConstraints.some((t) => t.name === dtype)) elementType = { typeParam: dtype };
+      else if (dtype !== undefined && Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, dtype))
+        elementType = { literal: ONNX_TO_WGSL[dtype]! };
+      // Otherwise the tensor, intermediate or dtype is unknown: reported where it is named.
     }
     const fields = b.fields?.map((f): CheckedField => {
       const value = this.checkIn(f.value, env);
@@ -939,10 +940,10 @@ class SpecChecker {
           didYouMean(f, this.ctx.featureNames),
         );
     }
-    const interIds = new Set<string>();
+    const interIds = new Map<string, string>();
     const intermediates = v.intermediates.map((i): CheckedIntermediate => {
       if (interIds.has(i.id)) this.report("duplicate_id", `variant \`${v.id}\` declares intermediate \`${i.id}\` twice`, i.where);
-      interIds.add(i.id);
+      else interIds.set(i.id, i.dtype);
       if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype))
         this.report(
           "bad_type_constraint",
@@ -971,7 +972,7 @@ class SpecChecker {
     p: PassSpec,
     vEnv: Map<string, CheckedDerive>,
     topBindings: ReadonlyMap<string, BindingSpec>,
-    interIds: ReadonlySet<string>,
+    interIds: ReadonlyMap<string, string>,
   ): CheckedPass {
     const pTable = this.makeTable(p.derive, vEnv);
     this.checkOverrides(pTable, vEnv);

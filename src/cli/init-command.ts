@@ -30,7 +30,8 @@ const SPEC = `{
     "An example kernel: y = alpha * x + beta over a vector (docs/spec-format.md in the kernelc package).",
     "inputs/outputs: the tensors of a call by id; shapes.<id> and tensorDtypes.<id> read them in expressions.",
     "typeConstraints: the element types each type parameter may take; dtypes.T is the WGSL type of T.",
-    "tunables: build-time knobs; kernelc builds a shader for each value the profile allows.",
+    "tunables: build-time knobs: \`default\`, then \`values\` as fallbacks in order; each profile builds the first value",
+    "some variant survives with (here WG = 64 where the \`wgFits\` condition prunes 256, e.g. on the compat profile).",
     "derive: named values computed from the call, the tunables and device.limits; templates read them by name.",
     "bindings: the buffers a pass binds; variants: the ways to compute the kernel, the highest usable priority wins.",
     "A call reaches a variant only when all its \`when\` conditions hold; \`kernelc explain\` shows why one was picked."
@@ -47,13 +48,13 @@ const SPEC = `{
   "attributes": { "alpha": { "default": 1.0 }, "beta": { "default": 0.0 } },
   "typeConstraints": { "T": ["float32"] },
   "tunables": {
-    "WG": { "default": 64, "values": [64, 256] }
+    "WG": { "default": 256, "values": [64] }
   },
   "derive": {
     "n": "dim(shapes.xT, 0)",
     "scalar": "dtypes.T",
-    "wg": "min(tunables.WG, device.limits.maxComputeInvocationsPerWorkgroup)",
-    "groups": "ceilDiv(n, wg)",
+    "groups": "ceilDiv(n, tunables.WG)",
+    "wgFits": "tunables.WG <= device.limits.maxComputeInvocationsPerWorkgroup",
     "sameIo": "sameShape(shapes.yT, shapes.xT) and tensorDtypes.yT == tensorDtypes.xT",
     "dispatchFits": "groups <= device.limits.maxComputeWorkgroupsPerDimension"
   },
@@ -72,7 +73,7 @@ const SPEC = `{
   "variants": [
     {
       "id": "scalar",
-      "when": ["dispatchFits"],
+      "when": ["wgFits", "dispatchFits"],
       "passes": [
         {
           "id": "main",
@@ -89,14 +90,15 @@ const SPEC = `{
 
 const TEMPLATE = `{#
   The WGSL template of the Axpby example (docs/templates.md in the kernelc package).
-  It sees the spec's derive values by name (wg, scalar, n, ...), and env.wgsl.resourceDeclarations
-  declares the pass's bindings (x, y and the params uniform) with the types the spec gives them.
+  It sees the spec's derive values by name (scalar, n, ...) and its tunables (tunables.WG), and
+  env.wgsl.resourceDeclarations declares the pass's bindings (x, y and the params uniform) with the
+  types the spec gives them.
   kernelc renders it once per shader the profiles need and validates the WGSL with Tint.
 #}
 {{ env.wgsl.resourceDeclarations }}
 
 // y = alpha * x + beta, one element of {{ scalar }} per invocation.
-const WORKGROUP_SIZE = {{ wg }}u;
+const WORKGROUP_SIZE = {{ tunables.WG }}u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

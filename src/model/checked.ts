@@ -52,8 +52,12 @@ export interface CheckedBinding {
   /** For args: whether the tensor id is an input (an id that is both is an input: in place). */
   readonly refIsInput?: boolean;
   readonly buffer: BufferType;
-  /** WGSL element type: a literal, or the name of a string-valued derive entry (`$name`). */
-  readonly elementType?: { readonly literal: string } | { readonly derive: string };
+  /**
+   * WGSL element type: a literal, the name of a string-valued derive entry (`$name`), or, for a
+   * tensor binding that gives none, the WGSL scalar of the type parameter its tensor's dtype names
+   * (`typeParam`; a tensor or intermediate of a fixed ONNX type gets that type's scalar as a literal).
+   */
+  readonly elementType?: { readonly literal: string } | { readonly derive: string } | { readonly typeParam: string };
   readonly fields?: readonly CheckedField[];
   readonly where: Where;
 }

@@ -228,13 +228,20 @@ export class DeriveEnv implements EvalEnv {
 }
 
 /**
- * A binding's WGSL element type at build time: its literal, or the string value of the derive
- * entry it names. Undefined for a binding without one (the params uniform). Throws EvalError when
- * the derive value is not a string known at build time.
+ * A binding's WGSL element type at build time: its literal, the string value of the derive entry
+ * it names, or the WGSL scalar of its tensor's type parameter (`u32` for bool). Undefined for a
+ * binding without one (the params uniform). Throws EvalError when the value is not a string known
+ * at build time.
  */
 export function bindingElementType(b: CheckedBinding, env: DeriveEnv): string | undefined {
   if (!b.elementType) return undefined;
   if ("literal" in b.elementType) return b.elementType.literal;
+  if ("typeParam" in b.elementType) {
+    const t = env.leaf({ ns: "dtypes", name: b.elementType.typeParam });
+    if (typeof t !== "string")
+      throw new EvalError(`element type of binding \`${b.name}\` (type parameter ${b.elementType.typeParam}) is not known at build time`);
+    return t;
+  }
   const v = env.derive(b.elementType.derive);
   if (typeof v !== "string")
     throw new EvalError(

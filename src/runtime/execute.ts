@@ -284,7 +284,13 @@ function bufferBinding(
     if (!buffer) fail(`no buffer was given for ${what} (tensors given: ${Object.keys(tensors).join(", ") || "none"})`);
   }
   const buf = buffer as GPUBuffer;
-  if (r.size <= 0) fail(`${what} range has size ${r.size}; a binding must not be empty`);
+  if (r.size <= 0)
+    fail(
+      `${what} range has size ${r.size}; a binding must not be empty (WebGPU refuses it), yet the pass dispatches ` +
+        `${pass.workgroups.join("x")} workgroups. When a call's tensor has no elements, give the passes that bind it 0 ` +
+        `workgroups (a dispatch such as \`"x": "groups if n > 0 else 0"\` in the spec; a pass with a workgroup count of 0 ` +
+        `is skipped) or reject such calls in a \`when\` condition`,
+    );
   const alignment = device.limits.minStorageBufferOffsetAlignment;
   if (r.offset % alignment !== 0) fail(`${what} offset ${r.offset} is not a multiple of minStorageBufferOffsetAlignment (${alignment})`);
   // Storage bindings must be a multiple of 4 bytes: an odd number of f16 elements is bound with

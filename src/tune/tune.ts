@@ -69,7 +69,11 @@ export interface TuneResult {
   readonly warnings: readonly string[];
 }
 
-/** Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values, in a fixed order. */
+/**
+ * Every candidate pin set of a kernel: the cartesian product of each tunable's candidate values (the
+ * config's list, else the spec's `default` then its `values`, the order the build tries them), in
+ * a fixed order.
+ */
 export function candidatePins(
   tunables: readonly TunableSpec[],
   override: Readonly<Record<string, readonly number[]>> | undefined,
@@ -79,7 +83,7 @@ export function candidatePins(
   for (const t of [...tunables].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const name = t.name;
     if (pinned.has(name)) continue;
-    const values = [...new Set(override && Object.hasOwn(override, name) ? override[name]! : (t.values ?? [t.default]))];
+    const values = [...new Set(override && Object.hasOwn(override, name) ? override[name]! : [t.default, ...(t.values ?? [])])];
     if (values.length <= 1 && !(override && Object.hasOwn(override, name))) continue;
     sets = sets.flatMap((s) => values.map((v) => ({ ...s, [name]: v })));
   }
@@ -515,7 +519,12 @@ async function tuneKernel(
   }
   const perCall: number[][] = prepared.map(() => []);
   for (const [c, call] of usedCalls.entries()) {
-    const tensors = allocateTensors(ctx.device, call, c);
+    const tensors = allocateTensors(
+      ctx.device,
+      call,
+      c,
+      prepared.map((p) => p.plans[c]!),
+    );
     try {
       const runnables: Runnable[] = prepared.map((p) => ({
         plan: p.plans[c]!,
@@ -631,7 +640,12 @@ function callOf(call: TuneCallConfig): Call {
   return { inputs: call.inputs, ...(call.outputs ? { outputs: call.outputs } : {}), ...(call.attrs ? { attrs: call.attrs } : {}) };
 }
 
-function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number): Record<string, GPUBuffer> {
+/**
+ * The call's tensors, filled per the call's `data` (seeded random by default), and a zeroed buffer
+ * for every other tensor the plans bind: an output the call leaves out is planned with its computed
+ * shape (plan.outputShapes), and its buffer is sized from the byte ranges the plans bind.
+ */
+function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number, plans: readonly Plan[]): Record<string, GPUBuffer> {
   const out: Record<string, GPUBuffer> = {};
   const all = [...Object.entries(call.inputs), ...Object.entries(call.outputs ?? {})];
   for (const [i, [id, desc]] of all.entries()) {
@@ -645,6 +659,14 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number):
     for (let o = 0; o < total; o += bytes.byteLength) device.queue.writeBuffer(buffer, o, bytes, 0, Math.min(bytes.byteLength, total - o));
     out[id] = buffer;
   }
+  const planned = new Map<string, number>();
+  for (const plan of plans)
+    for (const pass of plan.passes)
+      for (const r of pass.resources)
+        if ((r.kind === "input" || r.kind === "output") && !Object.hasOwn(out, r.tensor))
+          planned.set(r.tensor, Math.max(planned.get(r.tensor) ?? 4, r.offset + Math.ceil(r.size / 4) * 4));
+  for (const [id, size] of [...planned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    out[id] = device.createBuffer({ size, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | BufferUsage.COPY_SRC });
   return out;
 }
 

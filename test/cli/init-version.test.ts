@@ -50,6 +50,16 @@ describe("kernelc init", () => {
     const explain = await run(["explain", "Axpby", "--profile", "core", "--call", "calls/axpby.json"], proj);
     expect(explain.code).toBe(0);
     expect(explain.stdout).toContain("call of Axpby on profile core:\n  picked scalar");
+    // The example's tunable is an ordered fallback, as its comment says: 256 where it fits, 64 on
+    // compat, whose 128 invocations per workgroup prune 256 (the example listed `values` that no
+    // condition could ever reach, and its comment said a shader was built for each value).
+    expect(explain.stdout).toContain("candidates for T=float32; WG=256 (built):");
+    expect(explain.stdout).toContain("candidates for T=float32; WG=64 (skipped: an earlier combination is built):");
+    const compat = await run(["explain", "Axpby", "--profile", "compat"], proj);
+    expect(compat.code).toBe(0);
+    expect(compat.stdout).toContain("candidates for T=float32; WG=256 (no variant survives):");
+    expect(compat.stdout).toContain("candidates for T=float32; WG=64 (built):");
+    expect(INIT_FILES.get("specs/Axpby.json")).not.toContain("for each value");
   });
 
   it("writes into the current folder when it holds other files, but never over an existing file", async () => {
@@ -94,7 +104,8 @@ describe("kernelc lint and the config", () => {
     fs.writeFileSync(path.join(dir, "p", "other.json"), JSON.stringify({ specs: "kernels", templates: "wgsl" }));
     const viaConfig = await run(["lint", "--config", "p/other.json"], dir);
     expect(viaConfig).toMatchObject({ code: 0, stdout: "" });
-    expect(viaConfig.stderr).toMatch(/^1 spec checked, 1 shader rendered and validated for \d+ profiles?, no problems\n$/);
+    // Every default profile: WG 256 where it fits, 64 on compat.
+    expect(viaConfig.stderr).toBe("1 spec checked, 2 shaders rendered and validated for 9 profiles, no problems\n");
     // The default config still names specs/ and templates/, which are gone now.
     const viaDefault = await run(["lint"], path.join(dir, "p"));
     expect(viaDefault.code).toBe(1);

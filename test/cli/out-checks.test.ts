@@ -239,6 +239,9 @@ describe("partial builds replace only what they built", () => {
     const bad = await kernelc(["build", "--kernel", "Nope"], root);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/error\[unknown_kernel\]: no spec defines kernel `Nope`/);
+    const typo = await kernelc(["build", "--kernel", "Axpbi"], root);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("hint: did you mean `Axpby`? kernels: Axpby");
   });
 
   it("build --kernel A keeps kernel B's shaders, and refuses when B's shaders changed since out/ was built", async () => {

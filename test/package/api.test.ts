@@ -67,7 +67,7 @@ describe("kernelc API", () => {
   it("build() returns diagnostics, not files, for a broken spec; loadConfig() for a broken config", async () => {
     const dir = project();
     const spec = path.join(dir, "specs", "Axpby.json");
-    fs.writeFileSync(spec, fs.readFileSync(spec, "utf8").replace('"groups": "ceilDiv(n, wg)"', '"groups": "ceilDiv(n, wgg)"'));
+    fs.writeFileSync(spec, fs.readFileSync(spec, "utf8").replace('"groups": "ceilDiv(n, tunables.WG)"', '"groups": "ceilDiv(n, wgg)"'));
     const r = await build({ cwd: dir });
     expect(r.ok).toBe(false);
     expect(r.files.size).toBe(0);
@@ -112,8 +112,8 @@ describe("kernelc API", () => {
     const r = await explain("Axpby", { cwd: dir, profile: "core", call });
     expect(r.ok).toBe(true);
     expect(r.candidates.map((c) => [c.variant, c.tunables, c.status])).toEqual([
-      ["scalar", { WG: 64 }, "emitted"],
-      ["scalar", { WG: 256 }, "not-dispatched"],
+      ["scalar", { WG: 256 }, "emitted"],
+      ["scalar", { WG: 64 }, "not-dispatched"],
     ]);
     expect(r.text).toContain("Axpby on profile core");
     expect(r.text).toContain("picked scalar");

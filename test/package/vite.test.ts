@@ -71,7 +71,7 @@ describe("kernelc/vite plugin", () => {
 
     const spec = path.join(dir, "specs", "Axpby.json");
     const good = fs.readFileSync(spec, "utf8");
-    fs.writeFileSync(spec, good.replace('"groups": "ceilDiv(n, wg)"', '"groups": "ceilDiv(n, wgg)"'));
+    fs.writeFileSync(spec, good.replace('"groups": "ceilDiv(n, tunables.WG)"', '"groups": "ceilDiv(n, wgg)"'));
     watcher.emit("all", "change", spec);
     await until(() => sent.length === 1);
     const overlay = sent[0]!;

@@ -373,6 +373,24 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     expect(cache.scratchPool.inUseCount).toBe(0);
   });
 
+  it("refuses an empty tensor range in a pass that dispatches workgroups, saying how a spec skips the pass", async () => {
+    // A user kernel that dispatches one workgroup per row for a [rows, 0] tensor plans a 0-byte range.
+    const cache = new PipelineCache(gpu, loader([]));
+    const { x, y } = setUp(gpu, new Float32Array(64), 256);
+    const plan = axpbPlan(0, 1, 0);
+    const empty: Plan = { ...plan, passes: [plan.passes[0]!, { ...plan.passes[1]!, workgroups: [5, 1, 1] }] };
+    await expect(executePlan(gpu, cache, empty, { x, y })).rejects.toThrow(
+      new PlanExecutionError(
+        "axpb",
+        "axpb",
+        'binding 0 "x": tensor "x" range has size 0; a binding must not be empty (WebGPU refuses it), yet the pass dispatches 5x1x1 ' +
+          "workgroups. When a call's tensor has no elements, give the passes that bind it 0 workgroups (a dispatch such as " +
+          '`"x": "groups if n > 0 else 0"` in the spec; a pass with a workgroup count of 0 is skipped) or reject such calls in a `when` condition',
+      ),
+    );
+    expect(cache.scratchPool.inUseCount).toBe(0);
+  });
+
   it("refuses a uniform resource without words (a plan from an older kernelc had bytes)", async () => {
     const cache = new PipelineCache(gpu, loader([]));
     const n = 64;

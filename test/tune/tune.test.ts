@@ -154,6 +154,28 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     }
   });
 
+  it("times a call that leaves out an output the spec gives a shape (planned from its computed shape)", async () => {
+    // Axpby's yT has `"shape": "shapes.xT"`, so a call may leave it out; the tuner then allocates
+    // it from the plans' byte ranges (it crashed with an internal error: no buffer for `yT`).
+    const config = JSON.parse(tuneConfig());
+    config.tune.Axpby.calls = [{ name: "no-output", inputs: { xT: { shape: [1001], dtype: "float32" } }, attrs: { alpha: 3 } }];
+    fs.writeFileSync(path.join(dir, "kernelc.config.json"), JSON.stringify(config));
+    const tuneFile = path.join(dir, "kernelc.tune.json");
+    const tuneBefore = fs.existsSync(tuneFile) ? fs.readFileSync(tuneFile, "utf8") : undefined;
+    try {
+      const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "1");
+      expect(r.stderr).not.toMatch(/error|internal/);
+      expect(r.code).toBe(0);
+      const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+      expect(tune.profiles[PROFILE].Axpby.measured.calls).toEqual(["no-output"]);
+      for (const ms of tune.profiles[PROFILE].Axpby.measured.winner.ms) expect(ms).toBeGreaterThan(0);
+    } finally {
+      fs.writeFileSync(path.join(dir, "kernelc.config.json"), tuneConfig());
+      if (tuneBefore === undefined) fs.rmSync(tuneFile, { force: true });
+      else fs.writeFileSync(tuneFile, tuneBefore);
+    }
+  });
+
   it("refuses a per-call key (`by`) over tunables that shape the shader, before measuring", async () => {
     const config = JSON.parse(tuneConfig()) as { tune: { Axpby: Record<string, unknown> } };
     config.tune.Axpby.by = "n";

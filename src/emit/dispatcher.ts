@@ -28,6 +28,23 @@ function callTypeName(name: string, kIndex: number): string {
 }
 
 /**
+ * The members TypeScript gives every object literal through its `Object` interface. A bag's
+ * optional key of one of these names would otherwise be checked against the member every literal
+ * inherits (`toString: () => string` is not a TensorDesc), so no call could leave it out: its
+ * type also admits that member, which the planners ignore (they read a bag's own keys only).
+ */
+const OBJECT_MEMBERS: ReadonlySet<string> = new Set([
+  "constructor",
+  "toString",
+  "toLocaleString",
+  "valueOf",
+  "hasOwnProperty",
+  "isPrototypeOf",
+  "propertyIsEnumerable",
+]);
+const inherited = (name: string): string => (OBJECT_MEMBERS.has(name) ? ` | Object[${str(name)}]` : "");
+
+/**
  * A kernel's call type: its tensor ids as literal keys (required ones required), dtypes as literal
  * unions of the type constraints, attributes with their types (literal unions where the spec
  * lists the allowed values) and their defaults in doc comments.
@@ -43,7 +60,7 @@ function callType(model: KernelModel, typeName: string, w: CodeWriter): void {
   const tensor = (id: string, dtype: string, required: boolean): string =>
     required
       ? `readonly ${str(id)}: TensorDesc<${dtypeOf(dtype)}>;`
-      : `readonly ${str(id)}?: TensorDesc<${dtypeOf(dtype)}> | null | undefined;`;
+      : `readonly ${str(id)}?: TensorDesc<${dtypeOf(dtype)}> | null | undefined${inherited(id)};`;
   const outputs = spec.outputs.filter((o) => !inputIds.has(o.name));
   const outputRequired = (o: (typeof outputs)[number]): boolean => !o.optional && !fill.has(o.name);
   const requiredAttrs = new Set(spec.attributeConstraints.filter((c) => c.required).map((c) => c.name));
@@ -67,7 +84,11 @@ function callType(model: KernelModel, typeName: string, w: CodeWriter): void {
   for (const a of spec.attributes) {
     if (a.default !== undefined) w.line(`/** Default: ${comment(JSON.stringify(a.default))}. */`);
     const required = a.default === undefined && requiredAttrs.has(a.name);
-    w.line(required ? `readonly ${str(a.name)}: ${attrType(a.name)};` : `readonly ${str(a.name)}?: ${attrType(a.name)} | undefined;`);
+    w.line(
+      required
+        ? `readonly ${str(a.name)}: ${attrType(a.name)};`
+        : `readonly ${str(a.name)}?: ${attrType(a.name)} | undefined${inherited(a.name)};`,
+    );
   }
   w.close(anyAttrRequired ? "};" : "} | undefined;");
   w.close();

@@ -22,6 +22,10 @@
 #   ahead1 - ROW_LOAD_AHEAD = 1 (about 32 fewer registers a lane) with more workgroups: the two small
 #            decode shapes at 1024-2048 target workgroups and up to 256 splits, the four large ones at
 #            2048-4096, each against the configured tunables; $OUT/bench-ahead1-{small,large}.json
+#   smem   - the workgroup-memory footprint alone: the six decode shapes with the shipped templates and
+#            a copy declaring 2 KB more (pad2k), each with TEST_NO_ROW_FALLBACK = 1 (the key-per-lane
+#            fallback, which NVIDIA never runs, and its 3.2 KB of workgroup memory left out);
+#            $OUT/bench-smem.json
 #   packedcmp - the paged bench on the six decode shapes with the tuned desktop-32k split settings pinned
 #            (3072/64/64 and 1024/128/64), native f16 (desktop-32k) and f16 packed in u32 (desktop-48k on a
 #            device without shader-f16), alternating twice; $OUT/bench-{native,packed}-{1,2}.json
@@ -66,6 +70,9 @@ for what in "${steps[@]}"; do
              node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-small.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-small.log"
            BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-large.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-large.log" ;;
+    smem)  dirs=$(node bench/experiments/occupancy-variants.mjs pad2k) || exit 1
+           BENCH_TEMPLATES=templates,$dirs BENCH_PINS='[{},{"TEST_NO_ROW_FALLBACK":1}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-smem.json" 2>&1 | grep -v Warning | tee "$OUT/bench-smem.log" ;;
     packedcmp)
            P='[{"SPLIT_TARGET_WORKGROUPS":3072,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":64}]'
            for i in 1 2; do
@@ -73,6 +80,6 @@ for what in "${steps[@]}"; do
              BENCH_PINS=$P BENCH_PROFILE=desktop-48k node bench/gpu/attention.mjs paged --out "$OUT/bench-packed-$i.json" 2>&1 | grep -v Warning | tail -n 12
            done ;;
     plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, plan)"; exit 2 ;;
+    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, smem, plan)"; exit 2 ;;
   esac
 done

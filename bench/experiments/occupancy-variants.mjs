@@ -7,10 +7,11 @@
 // workgroups than that were resident already (registers are the other limit, which Dawn does not
 // report). `nobfly` is session 9's diagnostic (wrong results, the same memory traffic): the
 // butterfly's shuffles removed. Usage: node bench/experiments/occupancy-variants.mjs <name>...
-// (pad8k, pad16k, pad24k, nobfly); writes .exp-<name>/ and prints the folder list for BENCH_TEMPLATES.
+// (pad2k, pad8k, pad16k, pad24k, nobfly); writes .exp-<name>/ and prints the folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
 
 const edits = {
+  pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),
   pad16k: (f) => pad(f, 1024),
   pad24k: (f) => pad(f, 1536),

@@ -12,7 +12,6 @@ import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import type { LoadedConfig } from "../plan/config.js";
 import { updateInPlace } from "../core/out-folder.js";
-import { REGENERATE_COMMAND } from "../core/version.js";
 import { BUILD_INFO, BUILD_INFO_BY, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
@@ -64,8 +63,6 @@ interface BuildRun {
   readonly target: OutTarget;
   readonly hash: string;
   readonly partial: boolean;
-  /** The command the generated headers name to regenerate them: with the --config and --emit given, if any. */
-  readonly regenerate: string;
   /** Compiles instead of compile() (kernelc watch: its session's cache and validator). */
   readonly compileWith?: CompileWith;
 }
@@ -89,8 +86,7 @@ export async function runBuild(io: Io, opts: BuildOptions, compileWith?: Compile
 }
 
 async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Promise<number> {
-  const configured = loadProjectConfig(io.cwd, opts.config);
-  const loaded = withEmit(configured, opts.emit);
+  const loaded = withEmit(loadProjectConfig(io.cwd, opts.config), opts.emit);
   const target = resolveOutDir(loaded, io.cwd, opts.out);
   const run: BuildRun = {
     io,
@@ -99,7 +95,6 @@ async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Pro
     target,
     hash: inputsHash(loaded, { profiles: opts.profile, kernels: opts.kernel }),
     partial: Boolean(opts.profile?.length || opts.kernel?.length),
-    regenerate: regenerateCommand(opts.config, opts.emit !== undefined && opts.emit !== configured.config.emit ? opts.emit : undefined),
     compileWith,
   };
   if (opts.check) return runCheck(run);
@@ -122,15 +117,6 @@ async function build(io: Io, opts: BuildOptions, compileWith?: CompileWith): Pro
 }
 
 /**
- * `npx kernelc build` with the options that made this build differ from a plain one: the config
- * file given (as typed, quoted for a shell when it needs it) and an --emit other than the config's.
- */
-function regenerateCommand(config: string | undefined, emit: EmitKind | undefined): string {
-  const arg = (a: string): string => (/^[\w./@%+=:,-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`);
-  return REGENERATE_COMMAND + (config !== undefined ? ` --config ${arg(config)}` : "") + (emit !== undefined ? ` --emit ${emit}` : "");
-}
-
-/**
  * The config with --emit applied: the inputs hash covers the config, so a build in the other
  * language is never taken for a no-op.
  */
@@ -145,7 +131,6 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
     if (run.compileWith) return await run.compileWith(run.loaded);
     const verdicts = VerdictCache.open(run.loaded.root);
     const result = await compile(run.loaded, {
-      regenerate: run.regenerate,
       profiles: run.opts.profile,
       kernels: run.opts.kernel,
       onProgress: (step) => progress.update(`kernelc build: ${step}`),
@@ -181,7 +166,6 @@ function finalFiles(run: BuildRun, result: CompileResult, current: ReturnType<ty
       shown: run.target.shown,
       kernels: run.opts.kernel,
       emit: run.loaded.config.emit,
-      regenerate: run.regenerate,
     });
   }
   return withBuildInfo(new Map([...files, [MARKER, MARKER_TEXT]]), run.hash, run.opts.fileHashes);

@@ -42,8 +42,6 @@ export interface PartialMerge {
   readonly kernels?: readonly string[];
   /** The language of the generated modules (the built ones are in it; out/'s must be too). */
   readonly emit: EmitKind;
-  /** The command the bundle index's header names to regenerate it. */
-  readonly regenerate?: string;
 }
 
 function parseJson(text: string | undefined): unknown {
@@ -157,7 +155,7 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
   const index = bundleIndexFromManifests(
     names.map((name) => ({ name, text: files.get(`${name}/manifest.json`)! })),
     shaderIds,
-    m.regenerate,
+    m.emit,
   );
   if (index !== undefined) for (const [rel, text] of moduleFiles("index", index, m.emit)) files.set(rel, text);
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

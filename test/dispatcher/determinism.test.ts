@@ -101,4 +101,43 @@ describe("build output", () => {
       expect(errors.join("\n"), to).toMatch(message);
     }
   }, 240_000);
+
+  it("out/index.ts and the dispatchers compile under isolatedDeclarations (every export's type stated)", async () => {
+    const a = await repoBuild();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-tsc-iso-"));
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
+    const roots: string[] = [];
+    for (const [rel, text] of a.files) {
+      if (!rel.endsWith(".ts") && !rel.endsWith("/manifest.json")) continue;
+      const f = path.join(dir, rel);
+      fs.mkdirSync(path.dirname(f), { recursive: true });
+      fs.writeFileSync(f, text);
+      if (rel.endsWith(".ts")) roots.push(f);
+    }
+    expect(roots).toContain(path.join(dir, "index.ts"));
+    const options: ts.CompilerOptions = {
+      strict: true,
+      isolatedDeclarations: true,
+      declaration: true,
+      noUnusedLocals: true,
+      noUnusedParameters: true,
+      noUncheckedIndexedAccess: true,
+      exactOptionalPropertyTypes: true,
+      noPropertyAccessFromIndexSignature: true,
+      verbatimModuleSyntax: true,
+      isolatedModules: true,
+      resolveJsonModule: true,
+      noEmit: true,
+      target: ts.ScriptTarget.ES2022,
+      // index.ts names shaders by URL.
+      lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
+      types: [],
+      module: ts.ModuleKind.NodeNext,
+      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    };
+    const errors = ts
+      .getPreEmitDiagnostics(ts.createProgram(roots, options))
+      .map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    expect(errors).toEqual([]);
+  }, 240_000);
 });

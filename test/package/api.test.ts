@@ -150,7 +150,9 @@ describe("the bundle index (out/index.ts)", () => {
         requiredLimits: Record<string, number>;
         requiredFeatures: string[];
       };
-      const entry = index.slice(index.indexOf(`name: "${p}"`));
+      // The profiles' values (after their type, which the module states for isolatedDeclarations).
+      const values = index.slice(index.indexOf("] = ["));
+      const entry = values.slice(values.indexOf(`name: "${p}",`));
       const limits = /requiredLimits: (\{[^}]*\})/.exec(entry)![1]!;
       expect(JSON.parse(limits)).toEqual(manifest.requiredLimits);
       expect(JSON.parse(/requiredFeatures: (\[[^\]]*\])/.exec(entry)![1]!)).toEqual(manifest.requiredFeatures);

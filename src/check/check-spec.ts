@@ -22,6 +22,7 @@ import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
+import { optionalBindingWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -1151,7 +1152,8 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
     return kept.result;
   const c = new SpecChecker(spec, ctx);
   const kernel = c.run();
-  const result = { kernel, diagnostics: c.diags };
+  const warnings = kernel ? optionalBindingWarnings(kernel, spec.file, (v) => deriveEnv(kernel, v)) : [];
+  const result = { kernel, diagnostics: [...c.diags, ...warnings] };
   const shaders = c.resolvedShaders();
   if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, result, shaders });
   else ctx.keptChecks?.delete(spec.file);

@@ -103,6 +103,11 @@ export const CODES = {
       "A shader uses f16 where it cannot have it: the profile lacks shader-f16 (f16 data is packed in u32 there), or no f16 binding or requirement enables it.",
   },
   binding_unused: { severity: "warning", summary: "A pass binding that the rendered shader never declares or never uses." },
+  binding_optional_unguarded: {
+    severity: "warning",
+    summary:
+      "A pass binds an optional input that no `when` condition of its variant or kernel requires, so calls without it fail at plan time.",
+  },
   no_instances: {
     severity: "warning",
     summary: "A kernel whose templates read per-model values has no configured instance, so those shaders were not built.",

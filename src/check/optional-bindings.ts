@@ -1,0 +1,180 @@
+/**
+ * Optional inputs that a pass binds without its variant requiring them. A plan binds every
+ * binding of every pass of the variant it picks, so a call that omits an optional input reaching a
+ * variant that binds it fails at plan time (`binding … needs tensor …, which the call omits`). The
+ * spec says when a variant applies in its `when` conditions: a variant that binds an optional input
+ * should have a condition that is false whenever the input is absent (`present.<id>`, or an `and`
+ * of it with anything). This is checked by a three-valued evaluation of the kernel's and the
+ * variant's conditions with `present.<id>` false and every other leaf unknown.
+ */
+import { makeDiagnostic } from "../core/codes.js";
+import type { Diagnostic } from "../core/diagnostic.js";
+import type { CheckedDerive, CheckedKernel, CheckedVariant } from "../model/checked.js";
+import type { TExpr } from "../model/ir.js";
+import { whereLocation } from "./locate.js";
+
+/** A truth value that may be unknown. */
+type Truth = boolean | undefined;
+
+/** What an evaluation knows: the absent input, the derive entries, and truths assumed for some tests. */
+interface Known {
+  readonly absent: string;
+  readonly env: ReadonlyMap<string, CheckedDerive>;
+  /** Assumed truths of `cond` tests, by keyOf. */
+  readonly assume: ReadonlyMap<string, boolean>;
+}
+
+const keys = new WeakMap<TExpr, string>();
+/** A sub-expression's structure as text (spans and types left out), so the same test written twice is one key. */
+function keyOf(e: TExpr): string {
+  let k = keys.get(e);
+  if (k === undefined) {
+    k =
+      e.k === "derive" ? `derive:${e.name}` : JSON.stringify(e, (name, v: unknown) => (name === "span" || name === "type" ? undefined : v));
+    keys.set(e, k);
+  }
+  return k;
+}
+
+/**
+ * The truth of a boolean expression when `present.<absent>` is false, the assumed tests have their
+ * assumed truth and every other leaf is unknown; derive entries are read through the environment
+ * (each at most once on a path: a cycle, reported elsewhere, is unknown).
+ */
+function truthOf(e: TExpr, known: Known, seen: Set<string> = new Set()): Truth {
+  if (known.assume.size > 0) {
+    const assumed = known.assume.get(keyOf(e));
+    if (assumed !== undefined) return assumed;
+  }
+  switch (e.k) {
+    case "const":
+      return typeof e.value === "boolean" ? e.value : undefined;
+    case "leaf":
+      return e.leaf.ns === "present" && e.leaf.name === known.absent ? false : undefined;
+    case "derive": {
+      const d = known.env.get(e.name);
+      if (!d || seen.has(e.name)) return undefined;
+      seen.add(e.name);
+      const t = truthOf(d.expr.texpr, known, seen);
+      seen.delete(e.name);
+      return t;
+    }
+    case "not": {
+      const t = truthOf(e.operand, known, seen);
+      return t === undefined ? undefined : !t;
+    }
+    case "binary": {
+      if (e.op !== "and" && e.op !== "or") return undefined;
+      const l = truthOf(e.left, known, seen);
+      const r = truthOf(e.right, known, seen);
+      if (e.op === "and") return l === false || r === false ? false : l === true && r === true ? true : undefined;
+      return l === true || r === true ? true : l === false && r === false ? false : undefined;
+    }
+    case "cond": {
+      const c = truthOf(e.cond, known, seen);
+      const a = truthOf(e.then, known, seen);
+      const b = truthOf(e.otherwise, known, seen);
+      if (c !== undefined) return c ? a : b;
+      return a === b ? a : undefined;
+    }
+    default:
+      return undefined;
+  }
+}
+
+/** The tests of the `a if test else b` expressions that `roots` reach (through derive entries), by key. */
+function condTests(roots: readonly TExpr[], env: ReadonlyMap<string, CheckedDerive>): Map<string, TExpr> {
+  const tests = new Map<string, TExpr>();
+  const seen = new Set<string>();
+  const visit = (e: TExpr): void => {
+    switch (e.k) {
+      case "derive": {
+        const d = env.get(e.name);
+        if (d && !seen.has(e.name)) {
+          seen.add(e.name);
+          visit(d.expr.texpr);
+        }
+        return;
+      }
+      case "cond":
+        tests.set(keyOf(e.cond), e.cond);
+        visit(e.cond);
+        visit(e.then);
+        visit(e.otherwise);
+        return;
+      case "not":
+      case "neg":
+        visit(e.operand);
+        return;
+      case "binary":
+        visit(e.left);
+        visit(e.right);
+        return;
+      case "call":
+        e.args.forEach(visit);
+        return;
+      case "list":
+        e.items.forEach(visit);
+        return;
+      default:
+        return;
+    }
+  };
+  roots.forEach(visit);
+  return tests;
+}
+
+/** At most this many conditional tests are split on (2^n evaluations); with more, a variant counts as guarded. */
+const MAX_SPLIT_TESTS = 8;
+
+/** A variant's derive environment (the kernel's entries, then the variant's). */
+export type VariantEnv = (variant: CheckedVariant) => ReadonlyMap<string, CheckedDerive>;
+
+/**
+ * Whether, whenever input `id` is absent, some condition of the kernel or the variant is false:
+ * in every case of the conditional tests the conditions reach (each test true or false), one
+ * condition evaluates to false. Tests that are not independent can only make this say "not
+ * required" where it is; more tests than MAX_SPLIT_TESTS count as required (no warning).
+ */
+function requires(kernel: CheckedKernel, variant: CheckedVariant, id: string, envOf: VariantEnv): boolean {
+  const env = envOf(variant);
+  const conditions = [...kernel.when, ...variant.when].map((c) => c.texpr);
+  // Tests the absent input already decides (`present.<id>` itself) are not split on.
+  const unassumed: Known = { absent: id, env, assume: new Map() };
+  const tests = [...condTests(conditions, env)].filter(([, e]) => truthOf(e, unassumed) === undefined).map(([k]) => k);
+  if (tests.length > MAX_SPLIT_TESTS) return true;
+  for (let mask = 0; mask < 1 << tests.length; mask++) {
+    const assume = new Map(tests.map((t, i) => [t, ((mask >> i) & 1) === 1]));
+    const known: Known = { absent: id, env, assume };
+    if (!conditions.some((c) => truthOf(c, known) === false)) return false;
+  }
+  return true;
+}
+
+/** `binding_optional_unguarded` warnings: each (variant, optional input) once, at the first pass that binds it. */
+export function optionalBindingWarnings(kernel: CheckedKernel, file: string, envOf: VariantEnv): Diagnostic[] {
+  const optional = new Set(kernel.spec.inputs.filter((i) => i.optional).map((i) => i.name));
+  const out: Diagnostic[] = [];
+  for (const variant of kernel.variants) {
+    const reported = new Set<string>();
+    for (const pass of variant.passes) {
+      for (const b of pass.bindings) {
+        const id = b.ref;
+        if (b.kind !== "arg" || !b.refIsInput || id === undefined || !optional.has(id) || reported.has(id)) continue;
+        reported.add(id);
+        if (requires(kernel, variant, id, envOf)) continue;
+        out.push(
+          makeDiagnostic(
+            "binding_optional_unguarded",
+            `pass \`${pass.id}\` of variant \`${variant.id}\` binds optional input \`${id}\` (binding \`${b.name}\`), but no \`when\` condition of the variant or the kernel requires it: a call without \`${id}\` that reaches this variant fails at plan time ("binding \`${b.name}\` needs tensor \`${id}\`, which the call omits")`,
+            whereLocation(file, pass.where),
+            {
+              hint: `add \`"present.${id}"\` to the variant's \`when\` (and a variant without this binding for calls that omit it), or make \`${id}\` a required input`,
+            },
+          ),
+        );
+      }
+    }
+  }
+  return out;
+}

@@ -48,6 +48,7 @@ import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "./lint.js";
 import { knownProfilesHint } from "./options.js";
+import { MAX_INPUT_BYTES, readInputFileOrUndefined } from "../core/read-file.js";
 
 /** Options of one compilation. */
 export interface CompileOptions {
@@ -526,11 +527,7 @@ function enumerationKey(
 
 /** A file's text, or undefined when it cannot be read. */
 function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  return readInputFileOrUndefined(file, MAX_INPUT_BYTES);
 }
 
 /** A JSON file's location of a pointer, with the span of the member's key (or of the value) when the file parses. */
@@ -542,11 +539,7 @@ function pointerLocator(sources: ReadonlyMap<string, string>): PointerLocator {
   return (file, pointer) => {
     if (!trees.has(file)) {
       let text = sources.get(file);
-      try {
-        text ??= fs.readFileSync(file, "utf8");
-      } catch {
-        text = undefined;
-      }
+      text ??= readInputFileOrUndefined(file, MAX_INPUT_BYTES);
       trees.set(file, text === undefined ? undefined : parseJson(text, file).root);
     }
     const root = trees.get(file);

@@ -176,6 +176,7 @@ async function compileWith(
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
   // Linting some spec files: the config's instances of other kernels are not an error.
   const instances = configuredInstances(loaded, kernels, plain, options.specs === undefined);
+  checkConfigPins(loaded, kernels, plain, options.specs === undefined, pointerLocator(sources));
   const only = options.kernels?.length ? new Set(options.kernels) : undefined;
   const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
   if (unknownKernels.length) {
@@ -372,6 +373,61 @@ function selectProfiles(
     return undefined;
   }
   return loaded.allProfiles.filter((p) => names.includes(p.name));
+}
+
+/**
+ * The config's tunable pins name kernels and tunables that exist: a pin of a misspelled tunable
+ * (or kernel) would otherwise do nothing, silently. With `allSpecs`, pins of kernels no spec
+ * defines are errors too.
+ */
+function checkConfigPins(
+  loaded: LoadedConfig,
+  kernels: readonly CheckedKernel[],
+  diagnostics: Diagnostic[],
+  allSpecs: boolean,
+  locate: PointerLocator,
+): void {
+  const at = (pointer: string): Location | undefined => (loaded.file ? locate(loaded.file, pointer) : undefined);
+  const esc = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
+  for (const [profile, byKernel] of Object.entries(loaded.config.tunables)) {
+    for (const [kernel, pins] of Object.entries(byKernel)) {
+      const k = kernels.find((c) => c.spec.name === kernel);
+      if (!k) {
+        if (!allSpecs) continue;
+        diagnostics.push(
+          makeDiagnostic(
+            "config_invalid",
+            `the config pins tunables of kernel \`${kernel}\`, which no spec defines`,
+            at(`/tunables/${esc(profile)}/${esc(kernel)}`),
+            {
+              hint:
+                didYouMean(
+                  kernel,
+                  kernels.map((c) => c.spec.name),
+                ) ?? `the kernels are ${kernels.map((c) => c.spec.name).join(", ")}`,
+            },
+          ),
+        );
+        continue;
+      }
+      const declared = k.spec.tunables.map((t) => t.name);
+      for (const name of Object.keys(pins)) {
+        if (declared.includes(name)) continue;
+        diagnostics.push(
+          makeDiagnostic(
+            "unknown_tunable",
+            `the config pins tunable \`${name}\` of ${kernel}${profile === "*" ? "" : ` on profile ${profile}`}, but ${kernel} declares no such tunable`,
+            at(`/tunables/${esc(profile)}/${esc(kernel)}/${esc(name)}`),
+            {
+              hint:
+                didYouMean(name, declared) ??
+                (declared.length ? `the tunables of ${kernel} are ${declared.join(", ")}` : `${kernel} declares no tunables`),
+            },
+          ),
+        );
+      }
+    }
+  }
 }
 
 /** The config's instances per kernel, checked against the kernels' leaves; with `allSpecs`, instances of kernels no spec defines are errors. */

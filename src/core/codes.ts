@@ -54,7 +54,7 @@ export const CODES = {
   unknown_derive: { severity: "error", summary: "The spec's `explain` list names a derive entry the spec does not define." },
   unknown_tensor: { severity: "error", summary: "A reference to an input or output the spec does not declare." },
   unknown_attribute: { severity: "error", summary: "A reference to an undeclared attribute." },
-  unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable." },
+  unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable: in a spec, or a pin in the config." },
   unknown_limit: { severity: "error", summary: "A reference to a device limit WebGPU does not define." },
   unknown_type_param: { severity: "error", summary: "A reference to an undeclared type constraint." },
   unknown_binding: { severity: "error", summary: "A pass names a binding that is not declared." },

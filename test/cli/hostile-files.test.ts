@@ -177,3 +177,31 @@ describe("specs and templates folders stay inside the project", () => {
     60_000,
   );
 });
+
+describe("config pins name what exists", () => {
+  it("a pin of a tunable the kernel does not declare is unknown_tunable at the pin, naming the declared ones (it was ignored silently)", async () => {
+    const root = axpbyProject({ config: { profiles: ["core"], tunables: { "*": { Axpby: { WG_SIZE: 128 } } } } });
+    const { lint, build } = await lintAndBuild(root);
+    for (const r of [lint, build]) {
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/error\[unknown_tunable\]: the config pins tunable `WG_SIZE` of Axpby, but Axpby declares no such tunable/);
+      expect(r.stderr).toMatch(/kernelc\.config\.json:\d+:\d+ \(\/tunables\/\*\/Axpby\/WG_SIZE\)/);
+      expect(r.stderr).toMatch(/hint: the tunables of Axpby are WG/);
+    }
+  }, 60_000);
+
+  it("a pin of a kernel no spec defines is config_invalid in a build of all specs", async () => {
+    const root = axpbyProject({ config: { profiles: ["core"], tunables: { core: { Axbpy: { WG: 128 } } } } });
+    const build = await runCli(["build"], root);
+    expect(build.code).toBe(1);
+    expect(build.stderr).toMatch(
+      /error\[config_invalid\]: the config pins tunables of kernel `Axbpy`, which no spec defines[^]*\(\/tunables\/core\/Axbpy\)[^]*Axpby/,
+    );
+  }, 60_000);
+
+  it("pins of declared tunables are fine", async () => {
+    const root = axpbyProject({ config: { profiles: ["core"], tunables: { "*": { Axpby: { WG: 128 } } } } });
+    const { lint, build } = await lintAndBuild(root);
+    expect([lint.code, build.code]).toEqual([0, 0]);
+  }, 60_000);
+});

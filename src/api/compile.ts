@@ -48,6 +48,7 @@ import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "./lint.js";
 import { knownProfilesHint } from "./options.js";
+import { MAX_INPUT_BYTES, readInputFileOrUndefined } from "../core/read-file.js";
 
 /** Options of one compilation. */
 export interface CompileOptions {
@@ -175,6 +176,7 @@ async function compileWith(
   const kernels = [...lint.kernels].sort((a, b) => (a.spec.name < b.spec.name ? -1 : a.spec.name > b.spec.name ? 1 : 0));
   // Linting some spec files: the config's instances of other kernels are not an error.
   const instances = configuredInstances(loaded, kernels, plain, options.specs === undefined);
+  checkConfigPins(loaded, kernels, plain, options.specs === undefined, pointerLocator(sources));
   const only = options.kernels?.length ? new Set(options.kernels) : undefined;
   const unknownKernels = only ? [...only].filter((n) => !kernels.some((k) => k.spec.name === n)) : [];
   if (unknownKernels.length) {
@@ -385,6 +387,61 @@ function selectProfiles(
   return loaded.allProfiles.filter((p) => names.includes(p.name));
 }
 
+/**
+ * The config's tunable pins name kernels and tunables that exist: a pin of a misspelled tunable
+ * (or kernel) would otherwise do nothing, silently. With `allSpecs`, pins of kernels no spec
+ * defines are errors too.
+ */
+function checkConfigPins(
+  loaded: LoadedConfig,
+  kernels: readonly CheckedKernel[],
+  diagnostics: Diagnostic[],
+  allSpecs: boolean,
+  locate: PointerLocator,
+): void {
+  const at = (pointer: string): Location | undefined => (loaded.file ? locate(loaded.file, pointer) : undefined);
+  const esc = (key: string): string => key.replace(/~/g, "~0").replace(/\//g, "~1");
+  for (const [profile, byKernel] of Object.entries(loaded.config.tunables)) {
+    for (const [kernel, pins] of Object.entries(byKernel)) {
+      const k = kernels.find((c) => c.spec.name === kernel);
+      if (!k) {
+        if (!allSpecs) continue;
+        diagnostics.push(
+          makeDiagnostic(
+            "config_invalid",
+            `the config pins tunables of kernel \`${kernel}\`, which no spec defines`,
+            at(`/tunables/${esc(profile)}/${esc(kernel)}`),
+            {
+              hint:
+                didYouMean(
+                  kernel,
+                  kernels.map((c) => c.spec.name),
+                ) ?? `the kernels are ${kernels.map((c) => c.spec.name).join(", ")}`,
+            },
+          ),
+        );
+        continue;
+      }
+      const declared = k.spec.tunables.map((t) => t.name);
+      for (const name of Object.keys(pins)) {
+        if (declared.includes(name)) continue;
+        diagnostics.push(
+          makeDiagnostic(
+            "unknown_tunable",
+            `the config pins tunable \`${name}\` of ${kernel}${profile === "*" ? "" : ` on profile ${profile}`}, but ${kernel} declares no such tunable`,
+            at(`/tunables/${esc(profile)}/${esc(kernel)}/${esc(name)}`),
+            {
+              hint:
+                didYouMean(name, declared) ??
+                (declared.length ? `the tunables of ${kernel} are ${declared.join(", ")}` : `${kernel} declares no tunables`),
+            },
+          ),
+        );
+      }
+    }
+  }
+}
+
 /** The config's instances per kernel, checked against the kernels' leaves; with `allSpecs`, instances of kernels no spec defines are errors. */
 function configuredInstances(
   loaded: LoadedConfig,
@@ -538,11 +595,7 @@ function enumerationKey(
 
 /** A file's text, or undefined when it cannot be read. */
 function readText(file: string): string | undefined {
-  try {
-    return fs.readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  return readInputFileOrUndefined(file, MAX_INPUT_BYTES);
 }
 
 /** A JSON file's location of a pointer, with the span of the member's key (or of the value) when the file parses. */
@@ -554,11 +607,7 @@ function pointerLocator(sources: ReadonlyMap<string, string>): PointerLocator {
   return (file, pointer) => {
     if (!trees.has(file)) {
       let text = sources.get(file);
-      try {
-        text ??= fs.readFileSync(file, "utf8");
-      } catch {
-        text = undefined;
-      }
+      text ??= readInputFileOrUndefined(file, MAX_INPUT_BYTES);
       trees.set(file, text === undefined ? undefined : parseJson(text, file).root);
     }
     const root = trees.get(file);

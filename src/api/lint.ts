@@ -99,11 +99,8 @@ export function lintPaths(paths: readonly string[], ctx: CheckContext, origin?: 
   const names = new Map<string, string>();
   for (const file of found.files) {
     const loaded = loadSpecPath(file);
-    try {
-      sources.set(file, fs.readFileSync(file, "utf8"));
-    } catch {
-      /* unreadable: loadSpecPath already reported it */
-    }
+    // Unreadable (or not a regular file, or too large): loadSpecPath reported it.
+    if (loaded.text !== undefined) sources.set(file, loaded.text);
     diagnostics.push(...loaded.diagnostics);
     if (!loaded.spec) continue;
     const checked = checkKernel(loaded.spec, ctx);

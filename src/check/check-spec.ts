@@ -41,6 +41,7 @@ import type {
   TemplateReads,
 } from "../model/checked.js";
 import { FLOAT, INT, NUMBER, STRING, ERROR, sameType, showType, isNumeric, type Type } from "../model/types.js";
+import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 
 /** What the checker needs from outside the spec. */
 export interface CheckContext {
@@ -527,14 +528,26 @@ class SpecChecker {
       realRoot = this.ctx.templatesDir;
     }
     if (!real.startsWith(realRoot + path.sep)) return unsafe("resolves, through a symbolic link, outside the templates folder");
-    if (!fs.statSync(real).isFile()) return unsafe("is not a regular file");
-    const text = fs.readFileSync(real, "utf8");
+    let text: string;
+    try {
+      text = readInputFile(real, MAX_INPUT_BYTES);
+    } catch (err) {
+      if (!(err instanceof InputFileError)) throw err;
+      if (err.reason === "not_file") return unsafe("is not a regular file");
+      this.report(
+        "file_too_large",
+        `shader template \`${rel}\` of pass \`${p.id}\` is ${err.size} bytes, more than the limit of ${MAX_INPUT_BYTES} bytes for a template`,
+        p.shaderWhere,
+        "templates are small: check that the pass names the right file, or split the template",
+      );
+      return {};
+    }
     try {
       return { path: real, reads: this.readsWithIncludes(real, text, realRoot) };
     } catch (err) {
       if (err instanceof TemplateSyntaxError) {
         const errFile = err.file ?? real;
-        const span = new LineMap(errFile === real ? text : fs.readFileSync(errFile, "utf8")).spanAt(err.line, err.column);
+        const span = new LineMap(errFile === real ? text : readInputFile(errFile, MAX_INPUT_BYTES)).spanAt(err.line, err.column);
         const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
         const hint = err.refused
           ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
@@ -559,7 +572,7 @@ class SpecChecker {
     const stamp = `${st.size}:${st.mtimeMs}`;
     const hit = this.ctx.templateReadsCache?.get(real);
     if (hit && hit.stamp === stamp) return hit.reads;
-    const source = text ?? fs.readFileSync(real, "utf8");
+    const source = text ?? readInputFile(real, MAX_INPUT_BYTES);
     let reads = this.ctx.templateReadsStore?.get(source);
     if (!reads) {
       reads = templateReads(source);
@@ -603,7 +616,9 @@ class SpecChecker {
         } catch {
           continue;
         }
-        if (incReal.startsWith(root + path.sep) && fs.statSync(incReal).isFile()) visit(incReal);
+        // A file the renderer would not load (not a regular file, too large) is reported by the renderer.
+        const st = incReal.startsWith(root + path.sep) ? fs.statSync(incReal) : undefined;
+        if (st?.isFile() && st.size <= MAX_INPUT_BYTES) visit(incReal);
       }
     };
     visit(real, text);

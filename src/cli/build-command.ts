@@ -34,6 +34,7 @@ import {
 import { mergePartial } from "./partial-build.js";
 import { Progress } from "./progress.js";
 import { VerdictCache } from "./verdict-cache.js";
+import { MAX_INPUT_BYTES, readInputFileOrUndefined } from "../core/read-file.js";
 
 /** Options of `kernelc build`. */
 export interface BuildOptions {
@@ -146,8 +147,7 @@ async function compileWithProgress(run: BuildRun): Promise<CompileResult> {
 
 /** Prints the compile's diagnostics; true when it failed. */
 function reportCompile(run: BuildRun, result: CompileResult): boolean {
-  const sources = (f: string): string | undefined =>
-    result.sources.get(f) ?? (fs.existsSync(f) && fs.statSync(f).isFile() ? fs.readFileSync(f, "utf8") : undefined);
+  const sources = (f: string): string | undefined => result.sources.get(f) ?? readInputFileOrUndefined(f, MAX_INPUT_BYTES);
   printDiagnostics(run.io, result.diagnostics, run.opts.format, sources);
   if (!hasErrors(result.diagnostics)) return false;
   if (run.opts.format === "text") run.io.stderr(`build failed; ${run.target.shown}/ was left as it was\n`);

@@ -3,6 +3,7 @@
  * by a digest, so that a later build with the same inputs can tell that out/ is current and skip
  * the work, and so that a file changed after the build (even with its hash updated) is noticed.
  */
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
 import * as path from "node:path";
@@ -94,11 +95,29 @@ export function inputsHash(loaded: LoadedConfig, scope: BuildScope = {}): string
   for (const dir of [loaded.config.specs, loaded.config.templates]) {
     const abs = path.resolve(loaded.root, dir);
     const tree = walkFiles(abs);
-    for (const rel of tree.files) parts.push(`${dir}/${rel}\0${sha256Hex(fs.readFileSync(path.join(abs, rel)))}`);
+    for (const rel of tree.files) parts.push(`${dir}/${rel}\0${hashFile(path.join(abs, rel))}`);
     // A symlink is never read by the build (specs and templates refuse them), but it changes the diagnostics.
     for (const rel of tree.others) parts.push(`${dir}/${rel}\0other`);
   }
   return sha256Hex(parts.join("\0"));
+}
+
+/**
+ * The SHA-256 of a file's bytes (sha256Hex of its contents), read in chunks: a file of any size in
+ * specs/ or templates/ (a stray 3 GB file, which readFileSync refuses past 2 GiB) is hashed in
+ * constant memory; the build then reports it if it reads it (file_too_large).
+ */
+function hashFile(file: string): string {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0));
+  try {
+    const hash = createHash("sha256");
+    const buf = Buffer.allocUnsafe(1 << 20);
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null))
+      hash.update(buf.subarray(0, n));
+    return hash.digest("hex");
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { jsonRows, renderGithub, renderJson, renderText, summaryLine, type SourceLookup } from "../core/render-diagnostics.js";
+import { MAX_INPUT_BYTES, readInputFileOrUndefined } from "../core/read-file.js";
 
 /** Streams the CLI writes to; tests pass their own. */
 export interface Io {
@@ -56,11 +57,7 @@ export function fileSources(cwd: string, known: ReadonlyMap<string, string> = ne
     if (known.has(f)) return known.get(f);
     if (known.has(abs)) return known.get(abs);
     if (!cache.has(abs)) {
-      try {
-        cache.set(abs, fs.readFileSync(abs, "utf8"));
-      } catch {
-        cache.set(abs, undefined);
-      }
+      cache.set(abs, readInputFileOrUndefined(abs, MAX_INPUT_BYTES));
     }
     return cache.get(abs);
   };

@@ -13,12 +13,18 @@ interface CodeInfo {
 
 export const CODES = {
   // load: files, JSON, schema
-  file_unreadable: { severity: "error", summary: "A spec file or folder could not be read." },
+  file_unreadable: {
+    severity: "error",
+    summary: "A spec file or folder, the config or the tune file could not be read, or is not a regular file (a FIFO, a device).",
+  },
   no_specs: {
     severity: "error",
     summary: "The specs folder or the paths given hold no spec file (*.json): there is nothing to lint or build.",
   },
-  file_too_large: { severity: "error", summary: "A spec file exceeds the size limit." },
+  file_too_large: {
+    severity: "error",
+    summary: "A spec file, the config, the tune file or a pass's shader template exceeds the size limit (4 MiB).",
+  },
   json_syntax: { severity: "error", summary: "The file is not valid JSON." },
   json_too_deep: { severity: "error", summary: "JSON nesting exceeds the depth limit." },
   json_duplicate_key: { severity: "error", summary: "A JSON object has the same key twice." },
@@ -48,7 +54,7 @@ export const CODES = {
   unknown_derive: { severity: "error", summary: "The spec's `explain` list names a derive entry the spec does not define." },
   unknown_tensor: { severity: "error", summary: "A reference to an input or output the spec does not declare." },
   unknown_attribute: { severity: "error", summary: "A reference to an undeclared attribute." },
-  unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable." },
+  unknown_tunable: { severity: "error", summary: "A reference to an undeclared tunable: in a spec, or a pin in the config." },
   unknown_limit: { severity: "error", summary: "A reference to a device limit WebGPU does not define." },
   unknown_type_param: { severity: "error", summary: "A reference to an undeclared type constraint." },
   unknown_binding: { severity: "error", summary: "A pass names a binding that is not declared." },
@@ -77,7 +83,10 @@ export const CODES = {
   unused_derive: { severity: "warning", summary: "A derive entry nothing reads." },
   unused_tunable: { severity: "warning", summary: "A tunable nothing reads." },
   // plan / emit
-  config_invalid: { severity: "error", summary: "kernelc.config.json is invalid." },
+  config_invalid: {
+    severity: "error",
+    summary: "kernelc.config.json is invalid, or its specs or templates folder lies outside the project.",
+  },
   profile_invalid: { severity: "error", summary: "A device profile is invalid." },
   unknown_profile: { severity: "error", summary: "A profile name that is not defined." },
   too_many_candidates: {

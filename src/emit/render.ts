@@ -6,9 +6,10 @@
  * back to template lines.
  */
 import { randomUUID } from "node:crypto";
-import { readFileSync, realpathSync, statSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import path from "node:path";
 import nunjucks from "nunjucks";
+import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
 import { RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError } from "./template-sandbox.js";
 
@@ -104,6 +105,51 @@ export function templateNameProblem(name: string): string | undefined {
   return undefined;
 }
 
+/**
+ * The text of template `name` in the templates folder whose real path is `root`, confined as the
+ * loader confines it: a safe name, a real path inside `root`, a regular file (never a FIFO or a
+ * device, which would block or never end) of at most MAX_INPUT_BYTES. Throws why not: an
+ * UnsafeTemplatePath, an Error for a missing template or one that is not a file, a
+ * RenderLimitExceeded for one that is too large.
+ */
+function readConfinedTemplate(root: string, name: string): { real: string; src: string } {
+  const problem = templateNameProblem(name);
+  if (problem) throw new UnsafeTemplatePath(`cannot load template ${JSON.stringify(name)}: ${problem}`);
+  const full = path.join(root, ...name.split("/"));
+  let real: string;
+  try {
+    real = realpathSync(full);
+  } catch {
+    throw new Error(`template not found: ${name} (looked in ${root})`);
+  }
+  if (real !== root && !real.startsWith(root + path.sep)) {
+    throw new UnsafeTemplatePath(
+      `cannot load template ${JSON.stringify(name)}: it resolves (through a symlink) to ${real}, outside the templates folder`,
+    );
+  }
+  try {
+    return { real, src: readInputFile(real, MAX_INPUT_BYTES) };
+  } catch (err) {
+    if (!(err instanceof InputFileError)) throw err;
+    if (err.reason === "too_large")
+      throw new RenderLimitExceeded(`cannot load template ${JSON.stringify(name)}: ${err.message} for a template`);
+    throw new Error(`cannot load template ${JSON.stringify(name)}: ${err.message}`);
+  }
+}
+
+/**
+ * The text of template `name` (relative to `templatesDir`) when the renderer would load it, else
+ * undefined: for the digests of template closures (shader-cache.ts), which must not read outside
+ * the folder, block on a FIFO or read a device either.
+ */
+export function readTemplateIfLoadable(templatesDir: string, name: string): string | undefined {
+  try {
+    return readConfinedTemplate(realpathSync(templatesDir), name).src;
+  } catch {
+    return undefined;
+  }
+}
+
 /** One source file of the instrumented environment, by marker index. */
 interface SourceTable {
   readonly files: string[];
@@ -130,22 +176,7 @@ class ConfinedLoader extends nunjucks.Loader implements nunjucks.ILoader {
   }
 
   getSource(name: string): nunjucks.LoaderSource {
-    const problem = templateNameProblem(name);
-    if (problem) throw new UnsafeTemplatePath(`cannot load template ${JSON.stringify(name)}: ${problem}`);
-    const full = path.join(this.root, ...name.split("/"));
-    let real: string;
-    try {
-      real = realpathSync(full);
-    } catch {
-      throw new Error(`template not found: ${name} (looked in ${this.root})`);
-    }
-    if (real !== this.root && !real.startsWith(this.root + path.sep)) {
-      throw new UnsafeTemplatePath(
-        `cannot load template ${JSON.stringify(name)}: it resolves (through a symlink) to ${real}, outside the templates folder`,
-      );
-    }
-    if (!statSync(real).isFile()) throw new Error(`template not found: ${name} is not a file`);
-    const src = readFileSync(real, "utf8");
+    const { src } = readConfinedTemplate(this.root, name);
     this.sources.set(name, src);
     const refused = templateSourceProblems(src)[0];
     if (refused) throw new TemplateRefused(refused.message, name, refused.line, refused.column);
@@ -230,8 +261,7 @@ export class TemplateRenderer {
     for (const [name, src] of [...this.loader.sources]) {
       let now: string | undefined;
       try {
-        const real = realpathSync(path.join(this.root, ...name.split("/")));
-        if (real.startsWith(this.root + path.sep)) now = readFileSync(real, "utf8");
+        now = readConfinedTemplate(this.root, name).src;
       } catch {
         now = undefined;
       }
@@ -536,7 +566,10 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     line = e.lineno;
     column = typeof e.colno === "number" && e.colno > 0 ? e.colno : undefined;
   }
-  if (message.startsWith("attempted to output null or undefined value")) {
+  const undefinedOutput = message.startsWith("attempted to output null or undefined value");
+  // JavaScript's words for turning one of the render context's objects (they have no prototype) into text.
+  const objectAsText = message === "Cannot convert object to primitive value" || message === "target.toString is not a function";
+  if (undefinedOutput || objectAsText) {
     let expr: string | undefined;
     const [l, c] = [line, column];
     if (l !== undefined && c !== undefined) {
@@ -551,7 +584,9 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         }
       }
     }
-    message = `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`;
+    message = undefinedOutput
+      ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
+      : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
   }
   return new RenderError(message, file, line, column, limit);
 }

@@ -12,7 +12,7 @@ import { walkFiles } from "../core/walk.js";
 import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { declarationPrints } from "./declarations-print.js";
 import type { ReusableDispatcher } from "./dispatcher-reuse.js";
-import type { Rendered, RenderError, TemplateRenderer } from "./render.js";
+import { readTemplateIfLoadable, type Rendered, type RenderError, type TemplateRenderer } from "./render.js";
 import type { WgslProblem } from "./validate-wgsl.js";
 import type { WorkgroupFacts } from "./wgsl-limits.js";
 
@@ -170,13 +170,8 @@ export class TemplateDigests {
 
   private text(name: string): string | undefined {
     if (!this.texts.has(name)) {
-      let text: string | undefined;
-      try {
-        text = fs.readFileSync(path.join(this.templatesDir, ...name.split("/")), "utf8");
-      } catch {
-        text = undefined;
-      }
-      this.texts.set(name, text);
+      // Read as the renderer reads it: never outside the folder, never a FIFO, a device or a huge file.
+      this.texts.set(name, readTemplateIfLoadable(this.templatesDir, name));
     }
     return this.texts.get(name);
   }

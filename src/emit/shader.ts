@@ -36,6 +36,7 @@ import {
 import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, identifierCounts, workgroupFacts, type LimitProblem, type WorkgroupFacts } from "./wgsl-limits.js";
+import { MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 
 /** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
 export const IMPLICIT_INSTANCE = "(no instance)";
@@ -169,7 +170,7 @@ export function templateDiagnostic(
   let span: { start: number; end: number } | undefined;
   if (at.line) {
     try {
-      const map = new LineMap(fs.readFileSync(full, "utf8"));
+      const map = new LineMap(readInputFile(full, MAX_INPUT_BYTES));
       span = map.spanAt(at.line, at.column || undefined);
       if (span && at.column && at.length && at.length > 1)
         span = { start: span.start, end: Math.min(span.start + at.length, map.lineEnd(at.line)) };
@@ -607,7 +608,7 @@ function templateColumn(templateLine: string, wgslLine: string, column: number, 
 /** The text of a template line, or undefined when it cannot be read. */
 function readTemplateLine(templatesDir: string, file: string, line: number): string | undefined {
   try {
-    const map = new LineMap(fs.readFileSync(path.join(templatesDir, file), "utf8"));
+    const map = new LineMap(readInputFile(path.join(templatesDir, file), MAX_INPUT_BYTES));
     return line >= 1 && line <= map.lineCount ? map.lineText(line) : undefined;
   } catch {
     return undefined;

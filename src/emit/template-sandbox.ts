@@ -462,6 +462,21 @@ function filterPreflight(name: string, args: readonly unknown[], maxChars: numbe
 }
 
 /**
+ * How many items a filter is about to make that its input does not bound, counted as render steps
+ * before it runs: `slice(n)` makes n lists and `batch(n, fill)` pads its last row to n items, so
+ * `[1, 2, 3] | slice(1000000000)` would otherwise build a billion lists (and `slice(1 / 0)` never
+ * end). A count that is not a finite number is refused.
+ */
+function filterItems(name: string, args: readonly unknown[]): number {
+  if (name !== "slice" && !(name === "batch" && args[2] !== undefined && args[2] !== null)) return 0;
+  if (args[1] === undefined || args[1] === null) return 0;
+  const n = Number(args[1]);
+  if (n === Infinity)
+    throw new RenderLimitExceeded(`the filter \`${name}\` with ${String(args[1])} items takes the render past any step limit`);
+  return Number.isFinite(n) && n > 0 ? Math.ceil(n) : 0;
+}
+
+/**
  * A Nunjucks environment whose templates run in the sandbox: no globals, the data-only filters
  * and tests, and every template it hands out rendered with the current render's runtime.
  */
@@ -482,10 +497,16 @@ export class SandboxEnvironment extends nunjucks.Environment {
     self.filters = Object.create(null);
     self.tests = Object.create(null);
     const maxChars = limits.maxOutputChars;
+    const active = (): SandboxRuntime | undefined => this.active;
     for (const name of TEMPLATE_FILTERS) {
       const f = njFilters[name];
       self.filters[name] = function (this: unknown, ...args: unknown[]): unknown {
         filterPreflight(name, args, maxChars);
+        const made = filterItems(name, args);
+        if (made > 0)
+          active()
+            ?.budget()
+            .step(made, () => `the filter \`${name}\` making ${made} items`);
         const r = f.apply(this, args);
         const text = typeof r === "string" ? r : r instanceof (njRuntime.SafeString as new () => object) ? String(r) : undefined;
         if (text !== undefined && text.length > maxChars)

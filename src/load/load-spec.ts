@@ -2,11 +2,12 @@
  * Loading a spec file: strict JSON with locations → schema validation → the immutable
  * `KernelSpec` model of spec-model.ts, every field carrying where it sits in the file.
  */
-import { lstatSync, readFileSync, realpathSync, statSync } from "node:fs";
+import { lstatSync, realpathSync, statSync } from "node:fs";
 import { join, relative, isAbsolute, sep } from "node:path";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { walkFiles } from "../core/walk.js";
+import { InputFileError, readInputFile } from "../core/read-file.js";
 import { DEFAULT_JSON_LIMITS, parseJson, type JsonArray, type JsonEntry, type JsonNode, type JsonObject } from "../core/json-source.js";
 import { validateSpecTree } from "./validate.js";
 import type {
@@ -33,6 +34,8 @@ import type {
 export interface LoadResult {
   readonly spec?: KernelSpec;
   readonly diagnostics: readonly Diagnostic[];
+  /** The file's text, when loadSpecPath could read it. */
+  readonly text?: string;
 }
 
 /**
@@ -53,21 +56,22 @@ export function loadSpecFile(path: string, text: string): LoadResult {
 
 /** Reads `path` and loads it; an unreadable or oversized file gives a diagnostic instead. */
 export function loadSpecPath(path: string): LoadResult {
+  let text: string;
   try {
-    const size = statSync(path).size;
-    if (size > DEFAULT_JSON_LIMITS.maxBytes) {
+    text = readInputFile(path, DEFAULT_JSON_LIMITS.maxBytes);
+  } catch (e) {
+    if (e instanceof InputFileError && e.reason === "too_large") {
       return {
         diagnostics: [
-          makeDiagnostic("file_too_large", `the file is ${size} bytes, more than the limit of ${DEFAULT_JSON_LIMITS.maxBytes} bytes`, {
+          makeDiagnostic("file_too_large", `the file is ${e.size} bytes, more than the limit of ${DEFAULT_JSON_LIMITS.maxBytes} bytes`, {
             file: path,
           }),
         ],
       };
     }
-    return loadSpecFile(path, readFileSync(path, "utf8"));
-  } catch (e) {
     return { diagnostics: [unreadable(path, e)] };
   }
+  return { ...loadSpecFile(path, text), text };
 }
 
 /** The spec files named by `paths`, and diagnostics for paths that cannot be read. */

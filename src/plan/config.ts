@@ -4,14 +4,23 @@
  * instances. Validated with zod over the located JSON tree of json-source.ts, so every error has a
  * file, a JSON pointer and a span. docs/config.md describes every field.
  */
-import { readFileSync } from "node:fs";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import type { Diagnostic, Location } from "../core/diagnostic.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { type Code, makeDiagnostic } from "../core/codes.js";
 import { didYouMean } from "../core/did-you-mean.js";
-import { type JsonNode, appendPointer, findForbiddenKeys, parseJson, resolvePointer, toPlain } from "../core/json-source.js";
+import {
+  type JsonNode,
+  DEFAULT_JSON_LIMITS,
+  appendPointer,
+  findForbiddenKeys,
+  parseJson,
+  resolvePointer,
+  toPlain,
+} from "../core/json-source.js";
+import { InputFileError, readInputFile } from "../core/read-file.js";
 import {
   DEFAULT_PROFILES,
   FEATURE_NAMES,
@@ -601,6 +610,42 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
   };
 }
 
+/**
+ * The specs and templates folders that are not inside the project. Lint runs on pull requests: a
+ * config (or a committed symlink `templates -> /etc`) must not point kernelc at files elsewhere on
+ * the machine, which it would read and quote in diagnostics (a template's first line in a Tint
+ * error, a JSON file's keys in schema errors). Checked as written and, for a folder that exists,
+ * as the OS resolves it.
+ */
+function foldersOutsideProject(
+  root: string,
+  folders: { specs: string; templates: string },
+): { field: "specs" | "templates"; message: string; hint: string }[] {
+  const problems: { field: "specs" | "templates"; message: string; hint: string }[] = [];
+  const absRoot = path.resolve(root);
+  const strictlyInside = (child: string, parent: string): boolean =>
+    child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+  for (const field of ["specs", "templates"] as const) {
+    const given = path.resolve(root, folders[field]);
+    let real: string | undefined;
+    let realRoot = absRoot;
+    try {
+      realRoot = fs.realpathSync(absRoot);
+      real = fs.realpathSync(given);
+    } catch {
+      real = undefined;
+    }
+    const lexical = !strictlyInside(given, absRoot);
+    if (!lexical && (real === undefined || strictlyInside(real, realRoot))) continue;
+    problems.push({
+      field,
+      message: `${field} "${folders[field]}" is not a folder inside the project ${absRoot} (${lexical ? given : `${given} resolves to ${real}`}); kernelc reads ${field} only from the project`,
+      hint: `keep ${field} in a folder of the project, such as "${field}" (a symbolic link must stay inside the project too)`,
+    });
+  }
+  return problems;
+}
+
 /** `out` is rewritten by builds: it must not be the project root, hold it, or overlap specs/ or templates/. */
 function checkFolders(root: string, folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
   const abs = (p: string) => path.resolve(root, p);
@@ -617,6 +662,8 @@ function checkFolders(root: string, folders: { specs: string; templates: string;
     );
     return;
   }
+  for (const problem of foldersOutsideProject(root, folders))
+    rep.report("config_invalid", parsed[problem.field] !== undefined ? `/${problem.field}` : "", problem.message, problem.hint);
   for (const other of ["specs", "templates"] as const) {
     const o = abs(folders[other]);
     if (inside(o, out) || inside(out, o)) {
@@ -681,12 +728,17 @@ export function loadConfig(root: string): LoadedConfig {
   const file = path.join(root, CONFIG_FILE);
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === "ENOENT") {
-      return withTuneFile({ config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics: [] });
+      // No config: the default folders, which must not be symlinks out of the project either.
+      const diagnostics = foldersOutsideProject(root, DEFAULT_CONFIG).map((p) =>
+        makeDiagnostic("config_invalid", p.message, { file: path.join(root, DEFAULT_CONFIG[p.field]) }, { hint: p.hint }),
+      );
+      return withTuneFile({ config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics });
     }
+    const tooLarge = e instanceof InputFileError && e.reason === "too_large";
     return {
       config: DEFAULT_CONFIG,
       profiles: DEFAULT_PROFILES,
@@ -695,8 +747,8 @@ export function loadConfig(root: string): LoadedConfig {
       file,
       diagnostics: [
         makeDiagnostic(
-          "file_unreadable",
-          `cannot read ${CONFIG_FILE}: ${err.code ?? err.message}`,
+          tooLarge ? "file_too_large" : "file_unreadable",
+          `cannot read ${CONFIG_FILE}: ${e instanceof InputFileError ? e.message : (err.code ?? err.message)}`,
           { file },
           { hint: "make it a readable file, or remove it to build with the defaults" },
         ),

@@ -4,12 +4,12 @@
  * runner-up's timings. `kernelc build` reads it as pins beneath the config's own pins, so a build
  * from a tune file is as deterministic as one from the config alone.
  */
-import { readFileSync } from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
-import { parseJson, toPlain } from "../core/json-source.js";
+import { DEFAULT_JSON_LIMITS, parseJson, toPlain } from "../core/json-source.js";
+import { InputFileError, readInputFile } from "../core/read-file.js";
 
 /** The tune file's name, next to kernelc.config.json. */
 export const TUNE_FILE = "kernelc.tune.json";
@@ -109,18 +109,19 @@ export function readTuneFile(root: string): TuneFileRead {
   const file = path.join(root, TUNE_FILE);
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === "ENOENT") return { file, exists: false, tune: emptyTuneFile("?"), diagnostics: [] };
+    const tooLarge = e instanceof InputFileError && e.reason === "too_large";
     return {
       file,
       exists: false,
       tune: emptyTuneFile("?"),
       diagnostics: [
         makeDiagnostic(
-          "file_unreadable",
-          `cannot read ${TUNE_FILE}: ${err.code ?? err.message}`,
+          tooLarge ? "file_too_large" : "file_unreadable",
+          `cannot read ${TUNE_FILE}: ${e instanceof InputFileError ? e.message : (err.code ?? err.message)}`,
           { file },
           { hint: "make it readable, or delete it to build with the config's pins alone" },
         ),

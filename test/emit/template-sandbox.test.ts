@@ -196,6 +196,11 @@ describe("render limits", () => {
     "replace.jinja": '// a\n{{ s | replace("", s) }}\n',
     "join.jinja": "// a\n{{ range(1000) | join(s) }}\n",
     "small.jinja": "{% for i in range(width) %}{{ i }}{% endfor %}\n",
+    "slice.jinja": "// a\n{{ [1, 2, 3] | slice(n) | length }}\n",
+    "batch.jinja": '// a\n{{ [1] | batch(n, "x") | length }}\n',
+    "object.jinja": "// a\n{{ tunables }}\n",
+    "object-concat.jinja": '// a\n{{ dtypes ~ "x" }}\n',
+    "object-string.jinja": "// a\n{{ tunables | string }}\n",
   });
 
   test.each([
@@ -214,6 +219,10 @@ describe("render limits", () => {
     ["indent.jinja", { s: "a\nb" }, 2, /the filter `indent` would make/],
     ["replace.jinja", { s: "x".repeat(2000) }, 2, /the filter `replace` would make/],
     ["join.jinja", { s: "x".repeat(2000) }, 2, /the filter `join` would make/],
+    // slice(n) makes n lists and batch(n, fill) pads to n items whatever the input: a billion ran out of memory.
+    ["slice.jinja", { n: 1e9 }, 2, /the filter `slice` making 1000000000 items takes the render past 200000 steps/],
+    ["slice.jinja", { n: Infinity }, 2, /the filter `slice` with Infinity items/],
+    ["batch.jinja", { n: 1e9 }, 2, /the filter `batch` making 1000000000 items takes the render past 200000 steps/],
   ] as const)("%s fails fast with a located limit error", (shader, context, line, message) => {
     const err = renderError(() => render(shader, context));
     expect(err.limit).toBe(true);
@@ -227,6 +236,22 @@ describe("render limits", () => {
     expect(err.limit).toBe(true);
     expect(err.line).toBe(3);
     expect(err.message).toMatch(/the output reaches \d+ characters, more than the limit of 1048576/);
+  });
+
+  test("slice and batch inside the limits are unaffected", () => {
+    expect(render("slice.jinja", { n: 2 })).toBe("// a\n2\n");
+    expect(render("batch.jinja", { n: 3 })).toBe("// a\n1\n");
+  });
+
+  test("printing a mapping of the render context says so, at the line (not JavaScript's words)", () => {
+    for (const shader of ["object.jinja", "object-concat.jinja", "object-string.jinja"]) {
+      const err = renderError(() => render(shader, { tunables: { WG: 64 }, dtypes: { T: "f32" } }));
+      expect(err.line).toBe(2);
+      expect(err.message).toMatch(
+        /^`\{\{ .* \}\}` turns a mapping \(an object such as `tunables`.*print one of its members, such as `tunables.NAME`$/,
+      );
+      expect(err.message).not.toMatch(/primitive|toString/);
+    }
   });
 
   test("range() refuses non-numbers", () => {

@@ -70,7 +70,7 @@ const FORBIDDEN_MEMBERS = new Set([
   "valueOf",
 ]);
 
-const NAMESPACES = ["shapes", "ranks", "present", "tensorDtypes", "attrs", "tunables", "dtypes", "device"] as const;
+export const NAMESPACES = ["shapes", "ranks", "present", "tensorDtypes", "attrs", "tunables", "dtypes", "device"] as const;
 type NamespaceName = (typeof NAMESPACES)[number] | "device.limits" | "device.features";
 
 /** A partially resolved name: a namespace (only valid before `.` or as has()'s first argument) or a value. */

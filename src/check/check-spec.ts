@@ -17,7 +17,8 @@ import { parseExpression } from "../lang/parser.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
-import { checkExpr, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
+import { BUILTINS } from "./builtins.js";
+import { checkExpr, NAMESPACES, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
@@ -107,6 +108,23 @@ export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?
 const WGSL_SCALARS = ["f16", "f32", "i32", "u32"];
 const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatMap((v) => WGSL_SCALARS.map((s) => `${v}<${s}>`))]);
 
+/** Names the template context or the Nunjucks sandbox provides beside the derive values (docs/templates.md). */
+const TEMPLATE_NAMES = new Set(["env", "DISPATCH_FOLD_WIDTH", "range", "cycler", "joiner", "loop", "caller"]);
+/** Words of the expression language. */
+const EXPR_WORDS = new Set(["and", "or", "not", "if", "else", "true", "false"]);
+
+/**
+ * What a derive entry's name would hide, or undefined: a namespace (`tunables.WG` would read the
+ * entry), a builtin function, a word of the language, or a name templates are given.
+ */
+function reservedDeriveName(name: string): string | undefined {
+  if ((NAMESPACES as readonly string[]).includes(name)) return `the namespace \`${name}\``;
+  if (Object.prototype.hasOwnProperty.call(BUILTINS, name) || name === "has") return `the builtin function \`${name}\``;
+  if (EXPR_WORDS.has(name)) return `the expression word \`${name}\``;
+  if (TEMPLATE_NAMES.has(name)) return `\`${name}\`, which kernelc or Nunjucks gives templates,`;
+  return undefined;
+}
+
 /** Infers an attribute's type from its default or its allowed values. */
 function attrType(def: unknown, values: readonly unknown[] | undefined): Type {
   const sample = def !== undefined ? [def] : (values ?? []);
@@ -176,7 +194,17 @@ class SpecChecker {
   /** A derive table with lazy, cycle-detecting type inference. */
   private makeTable(entries: readonly DeriveEntry[], parent: ReadonlyMap<string, CheckedDerive> | undefined): Map<string, CheckedDerive> {
     const defs = new Map<string, DeriveEntry>();
-    for (const e of entries) defs.set(e.name, e);
+    for (const e of entries) {
+      defs.set(e.name, e);
+      const reserved = reservedDeriveName(e.name);
+      if (reserved)
+        this.report(
+          "reserved_name",
+          `derive entry \`${e.name}\` would hide ${reserved} in expressions and templates`,
+          e.keyWhere,
+          `rename the entry (e.g. \`${e.name}Value\`)`,
+        );
+    }
     const out = new Map<string, CheckedDerive>();
     const inProgress: string[] = [];
     const scope = (): Scope => ({

@@ -40,6 +40,11 @@ export const CODES = {
   expr_too_long: { severity: "error", summary: "An expression is longer than the limit." },
   // check: names, types, references
   unknown_name: { severity: "error", summary: "An expression names something that does not exist." },
+  reserved_name: {
+    severity: "error",
+    summary:
+      "A derive entry is named like a namespace, a builtin function, a word of the language or a name templates are given, which it would hide.",
+  },
   unknown_member: { severity: "error", summary: "Member access outside a namespace's members." },
   forbidden_member: { severity: "error", summary: "Member access to a name reserved by JavaScript (constructor, __proto__, …)." },
   unknown_function: { severity: "error", summary: "A call to a function that is not a builtin." },

@@ -126,6 +126,9 @@ export const FEATURE_NAMES = [
 /** A WebGPU feature name. */
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
+/** File names Windows reserves for devices (the part before any `.`; profile names have none). */
+const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/;
+
 /** Profile names become folder names under out/ and keys in generated code: lower-case, digits, `-`, `_`. */
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 
@@ -171,7 +174,12 @@ export const profileSchema = z.strictObject({
       error: "a profile name must be 1-64 characters of a-z, 0-9, '-' and '_', starting with a letter or digit",
     })
     // Each profile gets a folder of the output folder, beside `shaders/`: that name is taken.
-    .refine((name) => name !== "shaders", { error: 'a profile cannot be named "shaders": out/shaders/ holds the bundle\'s shader files' }),
+    .refine((name) => name !== "shaders", { error: 'a profile cannot be named "shaders": out/shaders/ holds the bundle\'s shader files' })
+    // Names Windows reserves for devices, with or without an extension: out/<profile>/ could not be created there.
+    .refine((name) => !WINDOWS_DEVICE_NAME.test(name), {
+      error:
+        "a profile cannot be named like a Windows device (con, prn, aux, nul, com1-9, lpt1-9): out/<profile>/ could not be created on Windows",
+    }),
   description: z.string({ error: "description must be a string" }).optional(),
   typicalDevices: z.string({ error: "typicalDevices must be a string" }).optional(),
   compatibilityMode: z.boolean({ error: "compatibilityMode must be true or false" }).optional(),

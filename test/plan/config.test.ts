@@ -167,6 +167,16 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(d.message).toContain('unknown field "profile"');
   });
 
+  it("a profile named like a Windows device is refused: out/<profile>/ could not be created there", () => {
+    for (const name of ["con", "nul", "aux", "prn", "com1", "lpt9"]) {
+      const { d } = only({ profiles: [name], defineProfiles: [{ name, limits: {} }] });
+      expect(d.message, name).toMatch(/^a profile cannot be named like a Windows device \(con, prn, aux, nul, com1-9, lpt1-9\)/);
+    }
+    // Names that only start like one are fine.
+    const ok = parseConfig(JSON.stringify({ profiles: ["console"], defineProfiles: [{ name: "console", limits: {} }] }), FILE, ROOT);
+    expect(ok.diagnostics).toEqual([]);
+  });
+
   it('a profile named "shaders" is refused: its folder would be out/shaders/, where the shader files are', () => {
     const { d, row } = only({ profiles: ["shaders"], defineProfiles: [{ name: "shaders", limits: {} }] });
     expect(row).toMatchObject({ code: "profile_invalid", pointer: "/defineProfiles/0/name" });

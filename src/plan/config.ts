@@ -611,11 +611,31 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
 }
 
 /**
- * The specs and templates folders that are not inside the project. Lint runs on pull requests: a
- * config (or a committed symlink `templates -> /etc`) must not point kernelc at files elsewhere on
- * the machine, which it would read and quote in diagnostics (a template's first line in a Tint
- * error, a JSON file's keys in schema errors). Checked as written and, for a folder that exists,
- * as the OS resolves it.
+ * The folder kernelc reads specs and templates from: the repository the project is in (the nearest
+ * folder at or above the project root that holds a `.git` entry), or the project root itself when
+ * it is in none. A project of a monorepo (examples/vite-app reads `../../specs`) reads the
+ * repository's specs; nothing outside the repository is read.
+ */
+function readBoundary(absRoot: string): string {
+  for (let dir = absRoot; ;) {
+    try {
+      fs.lstatSync(path.join(dir, ".git"));
+      return dir;
+    } catch {
+      // No .git here: look further up.
+    }
+    const up = path.dirname(dir);
+    if (up === dir) return absRoot;
+    dir = up;
+  }
+}
+
+/**
+ * The specs and templates folders that are not inside the project's repository (readBoundary).
+ * Lint runs on pull requests: a config (or a committed symlink `templates -> /etc`) must not
+ * point kernelc at files elsewhere on the machine, which it would read and quote in diagnostics
+ * (a template's first line in a Tint error, a JSON file's keys in schema errors). Checked as
+ * written and, for a folder that exists, as the OS resolves it.
  */
 function foldersOutsideProject(
   root: string,
@@ -623,24 +643,29 @@ function foldersOutsideProject(
 ): { field: "specs" | "templates"; message: string; hint: string }[] {
   const problems: { field: "specs" | "templates"; message: string; hint: string }[] = [];
   const absRoot = path.resolve(root);
-  const strictlyInside = (child: string, parent: string): boolean =>
-    child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+  const boundary = readBoundary(absRoot);
+  const where = boundary === absRoot ? `the project ${absRoot}` : `the repository ${boundary} (the project is ${absRoot})`;
+  const inside = (child: string, parent: string): boolean =>
+    child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
   for (const field of ["specs", "templates"] as const) {
     const given = path.resolve(root, folders[field]);
     let real: string | undefined;
+    let realBoundary = boundary;
     let realRoot = absRoot;
     try {
+      realBoundary = fs.realpathSync(boundary);
       realRoot = fs.realpathSync(absRoot);
       real = fs.realpathSync(given);
     } catch {
       real = undefined;
     }
-    const lexical = !strictlyInside(given, absRoot);
-    if (!lexical && (real === undefined || strictlyInside(real, realRoot))) continue;
+    // The project root itself is not a specs or templates folder (out/ and the config live there).
+    const lexical = !inside(given, boundary) || given === absRoot;
+    if (!lexical && (real === undefined || (inside(real, realBoundary) && real !== realRoot))) continue;
     problems.push({
       field,
-      message: `${field} "${folders[field]}" is not a folder inside the project ${absRoot} (${lexical ? given : `${given} resolves to ${real}`}); kernelc reads ${field} only from the project`,
-      hint: `keep ${field} in a folder of the project, such as "${field}" (a symbolic link must stay inside the project too)`,
+      message: `${field} "${folders[field]}" is not a folder inside ${where} (${lexical ? given : `${given} resolves to ${real}`}); kernelc reads ${field} only from there`,
+      hint: `keep ${field} in a folder of the project (or of its repository), such as "${field}" (a symbolic link must stay inside too)`,
     });
   }
   return problems;

@@ -164,6 +164,28 @@ describe("specs and templates folders stay inside the project", () => {
     60_000,
   );
 
+  it("a project in a repository (a .git entry above it) reads specs and templates of that repository, and nothing outside it", async () => {
+    const repo = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-repo-"));
+    fs.mkdirSync(path.join(repo, ".git"));
+    const root = axpbyProject();
+    const app = path.join(repo, "examples", "app");
+    fs.mkdirSync(app, { recursive: true });
+    fs.renameSync(path.join(root, "specs"), path.join(repo, "specs"));
+    fs.renameSync(path.join(root, "templates"), path.join(repo, "templates"));
+    fs.writeFileSync(
+      path.join(app, "kernelc.config.json"),
+      JSON.stringify({ profiles: ["core"], specs: "../../specs", templates: "../../templates" }),
+    );
+    const { lint, build } = await lintAndBuild(app);
+    expect([lint.code, build.code], lint.stderr + build.stderr).toEqual([0, 0]);
+    fs.writeFileSync(path.join(app, "kernelc.config.json"), JSON.stringify({ profiles: ["core"], templates: "../../../elsewhere" }));
+    const refused = await lintAndBuild(app);
+    expect(refused.lint.code).toBe(1);
+    expect(refused.lint.stderr).toMatch(
+      /error\[config_invalid\]: templates "\.\.\/\.\.\/\.\.\/elsewhere" is not a folder inside the repository .*kernelc-repo-[^ ]* \(the project is /,
+    );
+  }, 120_000);
+
   it.runIf(posix)(
     "a templates folder that is a symlink to a folder inside the project is fine",
     async () => {

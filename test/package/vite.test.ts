@@ -222,6 +222,9 @@ describe.runIf(distBuilt)("examples/vite-app built by Vite with the plugin", () 
     fs.symlinkSync(root, path.join(tmp, "node_modules", "kernelc"), "dir");
     fs.symlinkSync(path.join(root, "node_modules", "vite"), path.join(tmp, "node_modules", "vite"), "dir");
     for (const d of ["specs", "templates"]) fs.cpSync(path.join(root, d), path.join(tmp, d), { recursive: true });
+    // The example reads the repository's specs and templates (../../specs): kernelc allows folders
+    // outside the project only inside the repository it is in, which a .git entry marks.
+    fs.mkdirSync(path.join(tmp, ".git"));
     const app = path.join(tmp, "examples", "vite-app");
     fs.cpSync(path.join(root, "examples", "vite-app"), app, {
       recursive: true,

@@ -90,7 +90,7 @@ export const CODES = {
   // plan / emit
   config_invalid: {
     severity: "error",
-    summary: "kernelc.config.json is invalid, or its specs or templates folder lies outside the project.",
+    summary: "kernelc.config.json is invalid, or its specs or templates folder lies outside the project and the repository it is in.",
   },
   profile_invalid: { severity: "error", summary: "A device profile is invalid." },
   unknown_profile: { severity: "error", summary: "A profile name that is not defined." },

@@ -52,14 +52,7 @@ const cuts = [
     "uniforms: one shared array of words, no field checks",
     edit(/= \[\$(?:u32|i32|f32)\([^;]*\];/g, "= $U32X;", "\nconst $U32X = [0, 0, 0, 0];\n"),
   ],
-  [
-    "tensor resources: one shared constant",
-    edit(
-      /function \$buf\(t, kind, id, bytes, lim\) \{/,
-      "$& return $BUFX;",
-      '\nconst $BUFX = { kind: "input", tensor: "x", offset: 0, size: 4 };\n',
-    ),
-  ],
+  ["tensor resources (byte sizes): one constant", edit(/function \$buf\(t, id, bytes, lim\) \{/, "$& return 4;")],
   [
     "own elements by `in` where the prototype is Array.prototype (not exact for a Proxy)",
     edit(

@@ -357,7 +357,7 @@ async function pagedBench(copy) {
     for (const [cfg, got] of results) {
       const { plan } = got;
       const focused = median(got.focused);
-      const splits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+      const splits = plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
       const row = {
         kernel: "PagedAttention",
         config: cfg.name,
@@ -571,7 +571,7 @@ async function sparseBench(copy) {
       for (const [cfg, got] of results) {
         const { plan } = got;
         const focused = median(got.focused);
-        const splits = plan.passes.find((p) => p.id === "split_attend")?.workgroups[2] ?? 1;
+        const splits = plan.passes.find((p) => p.id === "split_attend")?.z ?? 1;
         const row = {
           kernel: "SparseAttention",
           config: cfg.name,

@@ -31,235 +31,236 @@ const $q24 = " bytes, more than ";
 const $q25 = "missing_shader";
 const $q26 = ": uniform field \u0060";
 const $q27 = "uniform";
-const $q28 = "main";
-const $q29 = "PagedAttention";
-const $q30 = "attrs.kv_num_heads";
-const $q31 = "attrs.num_heads";
-const $q32 = "dim(shapes.keyCacheT, 1)";
-const $q33 = "dim(shapes.keyCacheT, 3)";
-const $q34 = "present.keyT";
-const $q35 = "present.slotMappingT";
-const $q36 = ": no shader was built for pass `scatter` with ";
-const $q37 = ": no shader was built for pass `split_attention` with ";
-const $q38 = ": no shader was built for pass `merge` with ";
-const $q39 = "maxStorageBufferBindingSize";
-const $q40 = "key";
-const $q41 = "value";
-const $q42 = "key_cache";
-const $q43 = "value_cache";
-const $q44 = "cumulative_sequence_length";
-const $q45 = "past_seqlens";
-const $q46 = "block_table";
-const $q47 = "params";
-const $q48 = "uniform field `params.batchSize`";
-const $q49 = "uniform field `params.scatterCount`";
-const $q50 = "dispatch x";
-const $q51 = "dispatch y";
-const $q52 = ": pass `scatter`";
-const $q53 = "query";
-const $q54 = "partial_out";
-const $q55 = "partial_stats";
-const $q56 = "uniform field `params.scale`";
-const $q57 = "dispatch z";
-const $q58 = ": pass `split_attention`";
-const $q59 = "output";
-const $q60 = ": pass `merge`";
-const $q61 = "the shape of intermediate `partialOut`";
-const $q62 = "the shape of intermediate `partialStats`";
-const $q63 = "slot_mapping";
-const $q64 = ": no shader was built for pass `main` with ";
-const $q65 = ": pass `main`";
-const $q66 = "headLayoutOk";
-const $q67 = "batchSize";
-const $q68 = "qHidden";
-const $q69 = "slotMappingT";
-const $q70 = "ranks.slotMappingT";
-const $q71 = "slotShapeOk";
-const $q72 = "shapes.valueCacheT";
-const $q73 = "shapes.keyCacheT";
-const $q74 = "headSize";
-const $q75 = "\"float16\"";
-const $q76 = "tensorDtypes.queryT";
-const $q77 = "attrs.num_heads % attrs.kv_num_heads";
-const $q78 = "maxBlocks";
-const $q79 = "dim(shapes.outputT, 0)";
-const $q80 = "tokenCount";
-const $q81 = "dim(shapes.outputT, 1)";
-const $q82 = "`true` is false";
-const $q83 = "`present.slotMappingT` is false";
-const $q84 = "cacheShapeOk";
-const $q85 = "ioShapeOk";
-const $q86 = "pagedContractOk";
-const $q87 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q88 = "65535";
-const $q89 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q90 = "128";
-const $q91 = "dispatchFits";
-const $q92 = "numSplits";
-const $q93 = "headVec";
-const $q94 = "pagedSplitScratchBytes";
-const $q95 = "pagedSplitStatsBytes";
-const $q96 = "pagedSplitWg";
-const $q97 = "pagedSplitFits";
-const $q98 = "cacheVec4Ok";
-const $q99 = "device.limits.maxStorageBufferBindingSize";
-const $q100 = "134217728";
-const $q101 = "device.limits.maxBufferSize";
-const $q102 = "268435456";
-const $q103 = "device.limits.maxComputeWorkgroupSizeX";
-const $q104 = "pagedMergeWg";
-const $q105 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q106 = "16384";
-const $q107 = "qPerKv";
-const $q108 = "pagedSplitStorageBytes";
-const $q109 = "pagedSplitStorageFits";
-const $q110 = "kvHidden";
-const $q111 = "ranks.keyT";
-const $q112 = "keyT";
-const $q113 = "ranks.valueT";
-const $q114 = "valueT";
-const $q115 = "tensorDtypes.keyT";
-const $q116 = "float16";
-const $q117 = "tensorDtypes.valueT";
-const $q118 = "separateKv";
-const $q119 = "`present.keyT` is false";
-const $q120 = "`present.valueT` is false";
-const $q121 = "dim(shapes.keyT, 0)";
-const $q122 = "dim(shapes.keyT, 1)";
-const $q123 = "dim(shapes.queryT, 1)";
-const $q124 = "input";
-const $q125 = "keyCacheT";
-const $q126 = "valueCacheT";
-const $q127 = "cumulativeSequenceLengthT";
-const $q128 = "pastSeqlensT";
-const $q129 = "blockTableT";
-const $q130 = "params.batchSize";
-const $q131 = "params.scatterCount";
-const $q132 = "scatter";
-const $q133 = "PagedAttention.ScatterKV";
-const $q134 = "queryT";
-const $q135 = "scale";
-const $q136 = "params.scale";
-const $q137 = "outputT";
-const $q138 = "merge";
-const $q139 = "intermediate `partialOut`";
-const $q140 = "intermediate `partialStats`";
-const $q141 = "partialOut";
-const $q142 = "partialStats";
-const $q143 = "packedStride";
-const $q144 = "present.valueT";
-const $q145 = "packedKv";
-const $q146 = "pagedAttnWg";
-const $q147 = "pagedAttnStorageBytes";
-const $q148 = "pagedAttnStorageFits";
-const $q149 = "outputStoreOk";
-const $q150 = "the shape of output `outputT`";
-const $q151 = "contract";
-const $q152 = "no_variant";
-const $q153 = ": unknown input `";
-const $q154 = ": unknown output `";
-const $q155 = "is_causal";
-const $q156 = "kv_num_heads";
-const $q157 = "num_heads";
-const $q158 = ": unknown attribute `";
-const $q159 = ": T = ";
-const $q160 = " is not allowed; allowed: float16";
-const $q161 = "int32";
-const $q162 = " is not allowed; allowed: int32";
-const $q163 = ": attribute `kv_num_heads` is required";
-const $q164 = ": attribute `num_heads` is required";
-const $q165 = ": nothing was built for ";
-const $q166 = " on profile compat";
-const $q167 = "SparseAttention";
-const $q168 = ": pass `append`";
-const $q169 = "attrs.do_rotary";
-const $q170 = "attrs.rotary_interleaved";
-const $q171 = "dim(shapes.cosCacheT, 1)";
-const $q172 = "dim(shapes.pastKeyT, 3)";
-const $q173 = "present.cosCacheT";
-const $q174 = ": pass `rotate_q`";
-const $q175 = "attrs.sparse_block_size";
-const $q176 = "1eb2eb8675c1d416";
-const $q177 = ": no shader was built for pass `split_attend` with ";
-const $q178 = "present_key";
-const $q179 = "present_value";
-const $q180 = "total_sequence_length";
-const $q181 = "key_total_sequence_lengths";
-const $q182 = "cos_cache";
-const $q183 = "sin_cache";
-const $q184 = "block_row_indices";
-const $q185 = "block_col_indices";
-const $q186 = "partial";
-const $q187 = "uniform field `params.rowStride`";
-const $q188 = ": pass `split_attend`";
-const $q189 = "the shape of intermediate `rotatedQuery`";
-const $q190 = "the shape of intermediate `partial`";
-const $q191 = "d5bd9edf150a5573";
-const $q192 = ": no shader was built for pass `attend` with ";
-const $q193 = ": pass `attend`";
-const $q194 = "layoutShapeOk";
-const $q195 = "cosCacheT";
-const $q196 = "rotaryHalf";
-const $q197 = "rotaryDim";
-const $q198 = "ranks.cosCacheT";
-const $q199 = "ranks.sinCacheT";
-const $q200 = "sinCacheT";
-const $q201 = "shapes.sinCacheT";
-const $q202 = "shapes.cosCacheT";
-const $q203 = "tensorDtypes.cosCacheT";
-const $q204 = "tensorDtypes.sinCacheT";
-const $q205 = "rotaryOk";
-const $q206 = "indexFits";
-const $q207 = "numLayout";
-const $q208 = "usesRotary";
-const $q209 = "seqLen";
-const $q210 = "shapes.pastValueT";
-const $q211 = "shapes.pastKeyT";
-const $q212 = "maxNnz";
-const $q213 = "sparseContractOk";
-const $q214 = "attnWorkgroupSize";
-const $q215 = "bindingsFit";
-const $q216 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q217 = "dim(shapes.queryT, 2)";
-const $q218 = "attnStorageBytes";
-const $q219 = "attnStorageFits";
-const $q220 = "sparsePartialBytes";
-const $q221 = "sparseSplitFits";
-const $q222 = "sparseMergeWg";
-const $q223 = "pastKeyT";
-const $q224 = "pastValueT";
-const $q225 = "totalSequenceLengthT";
-const $q226 = "keyTotalSequenceLengthsT";
-const $q227 = "params.seqLen";
-const $q228 = "append";
-const $q229 = "SparseAttention.AppendKV";
-const $q230 = "blockRowIndicesT";
-const $q231 = "blockColIndicesT";
-const $q232 = "params.numLayout";
-const $q233 = "params.rowStride";
-const $q234 = "params.colStride";
-const $q235 = "params.maxCacheSeq";
-const $q236 = "split_attend";
-const $q237 = "SparseAttention.AttendSplitK";
-const $q238 = "742962c2aba2b799";
-const $q239 = ": no shader was built for pass `append` with ";
-const $q240 = "bc41f32c70cb2068";
-const $q241 = ": no shader was built for pass `rotate_q` with ";
-const $q242 = "intermediate `rotatedQuery`";
-const $q243 = "intermediate `partial`";
-const $q244 = "rotatedQuery";
-const $q245 = "30c267ed5c3a2505";
-const $q246 = "shapes.keyT";
-const $q247 = "shapes.valueT";
-const $q248 = "cdfbd4128cb4b7fb";
-const $q249 = "f2be311d29ec445b";
-const $q250 = "dd2b703a3b7ff024";
-const $q251 = "attend";
-const $q252 = "SparseAttention.Attend";
-const $q253 = "do_rotary";
-const $q254 = "rotary_interleaved";
-const $q255 = "sparse_block_size";
-const $q256 = "; allowed values: 0, 1";
+const $q28 = "input";
+const $q29 = "output";
+const $q30 = "scratch";
+const $q31 = "main";
+const $q32 = "PagedAttention";
+const $q33 = "attrs.kv_num_heads";
+const $q34 = "attrs.num_heads";
+const $q35 = "dim(shapes.keyCacheT, 1)";
+const $q36 = "dim(shapes.keyCacheT, 3)";
+const $q37 = "present.keyT";
+const $q38 = "present.slotMappingT";
+const $q39 = ": no shader was built for pass `scatter` with ";
+const $q40 = ": no shader was built for pass `split_attention` with ";
+const $q41 = ": no shader was built for pass `merge` with ";
+const $q42 = "maxStorageBufferBindingSize";
+const $q43 = "key";
+const $q44 = "keyT";
+const $q45 = "value";
+const $q46 = "valueT";
+const $q47 = "key_cache";
+const $q48 = "keyCacheT";
+const $q49 = "value_cache";
+const $q50 = "valueCacheT";
+const $q51 = "cumulative_sequence_length";
+const $q52 = "cumulativeSequenceLengthT";
+const $q53 = "past_seqlens";
+const $q54 = "pastSeqlensT";
+const $q55 = "block_table";
+const $q56 = "blockTableT";
+const $q57 = "params";
+const $q58 = "uniform field `params.batchSize`";
+const $q59 = "uniform field `params.scatterCount`";
+const $q60 = "dispatch x";
+const $q61 = "dispatch y";
+const $q62 = ": pass `scatter`";
+const $q63 = "query";
+const $q64 = "queryT";
+const $q65 = "partial_out";
+const $q66 = "partialOut";
+const $q67 = "partial_stats";
+const $q68 = "partialStats";
+const $q69 = "uniform field `params.scale`";
+const $q70 = "dispatch z";
+const $q71 = ": pass `split_attention`";
+const $q72 = "outputT";
+const $q73 = ": pass `merge`";
+const $q74 = "the shape of intermediate `partialOut`";
+const $q75 = "the shape of intermediate `partialStats`";
+const $q76 = "slot_mapping";
+const $q77 = "slotMappingT";
+const $q78 = ": no shader was built for pass `main` with ";
+const $q79 = ": pass `main`";
+const $q80 = "headLayoutOk";
+const $q81 = "batchSize";
+const $q82 = "qHidden";
+const $q83 = "ranks.slotMappingT";
+const $q84 = "slotShapeOk";
+const $q85 = "shapes.valueCacheT";
+const $q86 = "shapes.keyCacheT";
+const $q87 = "headSize";
+const $q88 = "\"float16\"";
+const $q89 = "tensorDtypes.queryT";
+const $q90 = "attrs.num_heads % attrs.kv_num_heads";
+const $q91 = "maxBlocks";
+const $q92 = "dim(shapes.outputT, 0)";
+const $q93 = "tokenCount";
+const $q94 = "dim(shapes.outputT, 1)";
+const $q95 = "`true` is false";
+const $q96 = "`present.slotMappingT` is false";
+const $q97 = "cacheShapeOk";
+const $q98 = "ioShapeOk";
+const $q99 = "pagedContractOk";
+const $q100 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q101 = "65535";
+const $q102 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q103 = "128";
+const $q104 = "dispatchFits";
+const $q105 = "numSplits";
+const $q106 = "headVec";
+const $q107 = "pagedSplitScratchBytes";
+const $q108 = "pagedSplitStatsBytes";
+const $q109 = "pagedSplitWg";
+const $q110 = "pagedSplitFits";
+const $q111 = "cacheVec4Ok";
+const $q112 = "device.limits.maxStorageBufferBindingSize";
+const $q113 = "134217728";
+const $q114 = "device.limits.maxBufferSize";
+const $q115 = "268435456";
+const $q116 = "device.limits.maxComputeWorkgroupSizeX";
+const $q117 = "pagedMergeWg";
+const $q118 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q119 = "16384";
+const $q120 = "qPerKv";
+const $q121 = "pagedSplitStorageBytes";
+const $q122 = "pagedSplitStorageFits";
+const $q123 = "kvHidden";
+const $q124 = "ranks.keyT";
+const $q125 = "ranks.valueT";
+const $q126 = "tensorDtypes.keyT";
+const $q127 = "float16";
+const $q128 = "tensorDtypes.valueT";
+const $q129 = "separateKv";
+const $q130 = "`present.keyT` is false";
+const $q131 = "`present.valueT` is false";
+const $q132 = "dim(shapes.keyT, 0)";
+const $q133 = "dim(shapes.keyT, 1)";
+const $q134 = "dim(shapes.queryT, 1)";
+const $q135 = "params.batchSize";
+const $q136 = "params.scatterCount";
+const $q137 = "scatter";
+const $q138 = "PagedAttention.ScatterKV";
+const $q139 = "scale";
+const $q140 = "params.scale";
+const $q141 = "merge";
+const $q142 = "intermediate `partialOut`";
+const $q143 = "intermediate `partialStats`";
+const $q144 = "packedStride";
+const $q145 = "present.valueT";
+const $q146 = "packedKv";
+const $q147 = "pagedAttnWg";
+const $q148 = "pagedAttnStorageBytes";
+const $q149 = "pagedAttnStorageFits";
+const $q150 = "outputStoreOk";
+const $q151 = "the shape of output `outputT`";
+const $q152 = "contract";
+const $q153 = "no_variant";
+const $q154 = ": unknown input `";
+const $q155 = ": unknown output `";
+const $q156 = "is_causal";
+const $q157 = "kv_num_heads";
+const $q158 = "num_heads";
+const $q159 = ": unknown attribute `";
+const $q160 = ": T = ";
+const $q161 = " is not allowed; allowed: float16";
+const $q162 = "int32";
+const $q163 = " is not allowed; allowed: int32";
+const $q164 = ": attribute `kv_num_heads` is required";
+const $q165 = ": attribute `num_heads` is required";
+const $q166 = ": nothing was built for ";
+const $q167 = " on profile compat";
+const $q168 = "SparseAttention";
+const $q169 = ": pass `append`";
+const $q170 = "attrs.do_rotary";
+const $q171 = "attrs.rotary_interleaved";
+const $q172 = "dim(shapes.cosCacheT, 1)";
+const $q173 = "dim(shapes.pastKeyT, 3)";
+const $q174 = "present.cosCacheT";
+const $q175 = ": pass `rotate_q`";
+const $q176 = "attrs.sparse_block_size";
+const $q177 = "1eb2eb8675c1d416";
+const $q178 = ": no shader was built for pass `split_attend` with ";
+const $q179 = "present_key";
+const $q180 = "pastKeyT";
+const $q181 = "present_value";
+const $q182 = "pastValueT";
+const $q183 = "total_sequence_length";
+const $q184 = "totalSequenceLengthT";
+const $q185 = "key_total_sequence_lengths";
+const $q186 = "keyTotalSequenceLengthsT";
+const $q187 = "cos_cache";
+const $q188 = "cosCacheT";
+const $q189 = "sin_cache";
+const $q190 = "sinCacheT";
+const $q191 = "rotatedQuery";
+const $q192 = "block_row_indices";
+const $q193 = "blockRowIndicesT";
+const $q194 = "block_col_indices";
+const $q195 = "blockColIndicesT";
+const $q196 = "partial";
+const $q197 = "uniform field `params.rowStride`";
+const $q198 = ": pass `split_attend`";
+const $q199 = "the shape of intermediate `rotatedQuery`";
+const $q200 = "the shape of intermediate `partial`";
+const $q201 = "d5bd9edf150a5573";
+const $q202 = ": no shader was built for pass `attend` with ";
+const $q203 = ": pass `attend`";
+const $q204 = "layoutShapeOk";
+const $q205 = "rotaryHalf";
+const $q206 = "rotaryDim";
+const $q207 = "ranks.cosCacheT";
+const $q208 = "ranks.sinCacheT";
+const $q209 = "shapes.sinCacheT";
+const $q210 = "shapes.cosCacheT";
+const $q211 = "tensorDtypes.cosCacheT";
+const $q212 = "tensorDtypes.sinCacheT";
+const $q213 = "rotaryOk";
+const $q214 = "indexFits";
+const $q215 = "numLayout";
+const $q216 = "usesRotary";
+const $q217 = "seqLen";
+const $q218 = "shapes.pastValueT";
+const $q219 = "shapes.pastKeyT";
+const $q220 = "maxNnz";
+const $q221 = "sparseContractOk";
+const $q222 = "attnWorkgroupSize";
+const $q223 = "bindingsFit";
+const $q224 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q225 = "dim(shapes.queryT, 2)";
+const $q226 = "attnStorageBytes";
+const $q227 = "attnStorageFits";
+const $q228 = "sparsePartialBytes";
+const $q229 = "sparseSplitFits";
+const $q230 = "sparseMergeWg";
+const $q231 = "params.seqLen";
+const $q232 = "append";
+const $q233 = "SparseAttention.AppendKV";
+const $q234 = "params.numLayout";
+const $q235 = "params.rowStride";
+const $q236 = "params.colStride";
+const $q237 = "params.maxCacheSeq";
+const $q238 = "split_attend";
+const $q239 = "SparseAttention.AttendSplitK";
+const $q240 = "742962c2aba2b799";
+const $q241 = ": no shader was built for pass `append` with ";
+const $q242 = "bc41f32c70cb2068";
+const $q243 = ": no shader was built for pass `rotate_q` with ";
+const $q244 = "intermediate `rotatedQuery`";
+const $q245 = "intermediate `partial`";
+const $q246 = "30c267ed5c3a2505";
+const $q247 = "shapes.keyT";
+const $q248 = "shapes.valueT";
+const $q249 = "cdfbd4128cb4b7fb";
+const $q250 = "f2be311d29ec445b";
+const $q251 = "dd2b703a3b7ff024";
+const $q252 = "attend";
+const $q253 = "SparseAttention.Attend";
+const $q254 = "do_rotary";
+const $q255 = "rotary_interleaved";
+const $q256 = "sparse_block_size";
+const $q257 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -274,20 +275,17 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
-/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
-export type BindingResource =
-  | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly words: readonly number[] };
+/** What a call binds to a binding: the byte size of its tensor's or scratch buffer's range [0, size), or a uniform's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
+export type BindingResource = number | readonly number[];
 
-/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
-export interface BindingPlan {
-  readonly binding: number;
-  readonly name: string;
-  readonly type: "storage" | "read-only-storage" | "uniform";
-}
+/** One binding of a pass: its number, WGSL name, buffer type and what it binds (one frozen list per pass, shared by its plans). */
+export type BindingPlan = { readonly binding: number; readonly name: string; readonly type: "storage" | "read-only-storage" | "uniform" } & (
+  | { readonly kind: "input" | "output"; readonly tensor: string }
+  | { readonly kind: "scratch"; readonly scratch: string }
+  | { readonly kind: "uniform" }
+);
 
-/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts x, y, z. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -295,15 +293,17 @@ export interface PassPlan {
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
   readonly resources: readonly BindingResource[];
-  readonly workgroups: readonly [number, number, number];
+  readonly x: number;
+  readonly y: number;
+  readonly z: number;
 }
 
-/** What to run for one call: the variant, its passes in order, scratch buffers, output shapes. */
+/** What to run for one call: the variant, its passes in order, scratch buffer sizes by id, output shapes. */
 export interface Plan {
   readonly kernel: string;
   readonly variant: string;
   readonly passes: readonly PassPlan[];
-  readonly scratch: readonly { readonly id: string; readonly size: number }[];
+  readonly scratch: Readonly<Record<string, number>>;
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
@@ -322,6 +322,7 @@ export class KernelCallError extends Error {
 
 type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
+type TensorSnap = TensorDesc & { readonly n: number };
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
@@ -342,34 +343,43 @@ const $isInt = Number.isInteger;
 /**
  * The call itself: an object that is not an array, whose own keys are inputs, outputs and attrs
  * (and any starting with $, for comments), else an invalid_call error: a misspelled bag
- * ("attributes") would otherwise plan with the defaults.
+ * ("attributes") would otherwise plan with the defaults. Returns which bags the for-in found as own
+ * enumerable keys (1 inputs, 2 outputs, 4 attrs; V8 reduces hasOwnProperty in a for-in to an
+ * enum-cache check), so that $bag asks hasOwnProperty only for the others.
  */
-function $call(c: unknown, kernel: string): object {
+function $call(c: unknown, kernel: string): number {
   if (typeof c !== "object" || c === null || Array.isArray(c)) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  let own = 0;
   for (const k in c) {
-    if (k !== $q1 && k !== $q2 && k !== $q3 && k.charCodeAt(0) !== 36 && $hasOwn.call(c, k))
-      $fail($q0, kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    if ($hasOwn.call(c, k)) {
+      if (k === $q1) own |= 1;
+      else if (k === $q2) own |= 2;
+      else if (k === $q3) own |= 4;
+      else if (k.charCodeAt(0) !== 36) $fail($q0, kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    }
   }
-  return c;
+  return own;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
  * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
  * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
- * would see three names and go megamorphic).
+ * would see three names and go megamorphic). own: $call found it an own key (else hasOwnProperty asks).
  */
-function $bag(c: object, k: string, kernel: string): Bag | undefined {
-  const v = $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
+function $bag(c: object, k: string, kernel: string, own: number): Bag | undefined {
+  const v = own || $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) $fail($q0, kernel + ": call." + k + " must be an object keyed by " + (k === $q3 ? "attribute name" : "tensor id") + $q4 + $show(v));
   return v as Bag;
 }
 /**
  * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
- * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string), with
+ * its element count n (a TensorSnap), multiplied up left to right as the shape is copied: $buf's
+ * byte size needs no second loop over the shape.
  */
-function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+function $td(v: unknown, kernel: string, what: string, id: string): TensorSnap | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
   // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
@@ -393,14 +403,17 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   // Allocated at its length (cheaper than growing it by push); every element is then set.
   const shape: number[] = new Array<number>(n);
   let ok = true;
+  let p = 1;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
+    // Only a valid dimension is multiplied in: anything else (a Symbol, an object) is never converted.
+    if (typeof d === "number" && $isSafe(d) && d >= 0) p *= d;
+    else ok = false;
     shape[i] = d as number;
   }
   if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
-  return { shape, dtype };
+  return { shape, dtype, n: p };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
@@ -684,33 +697,35 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($bl). */
+/** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
 const BT = ["storage", "read-only-storage", $q27] as const;
+const BK = [$q28, $q29, $q30, $q27] as const;
 /**
- * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
- * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
+ * A pass's binding list, made once when the module loads from its layout (per binding, in binding
+ * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
+ * uniform) and frozen: every plan of the pass shares it.
  */
 function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
   const out: BindingPlan[] = [];
-  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i] as string, type: BT[layout[i + 1] as number]! }));
+  for (let i = 0; i < layout.length; i += 3) {
+    const c = layout[i + 1] as number;
+    const kind = BK[(c / 3) | 0]!;
+    const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
+    if (c < 9) b[kind === $q30 ? kind : "tensor"] = layout[i + 2];
+    out.push(Object.freeze(b) as BindingPlan);
+  }
   return Object.freeze(out);
 }
-/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+/** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q28, bindings, resources, workgroups: [x, y, z] };
-}
-/** A uniform buffer's words as a binding resource. */
-function $ur(words: number[]): BindingResource {
-  return { kind: $q27, words };
+  return { id, name, shader, entryPoint: $q31, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
-function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
+function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
   return { kernel, variant, passes, scratch, outputShapes };
 }
-/** A scratch buffer's whole range as a binding resource. */
-function $scratch(scratch: string, size: number): BindingResource {
-  return { kind: "scratch", scratch, offset: 0, size };
-}
+/** The scratch sizes of a plan without scratch buffers: one frozen empty record, shared. */
+const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -732,13 +747,14 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
   throw e;
 }
 /**
- * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
- * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ * A tensor's whole byte size (rounded up to 4) as its binding's resource, or an eval error when it
+ * exceeds the binding limit; lim is the limit's value and name and the kernel's name (one module
+ * constant per kernel and limit).
  */
-function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, lim: readonly [number, string, string]): BindingResource {
-  const size = $round4($product(t.shape) * bytes);
+function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
+  const size = $round4(t.n * bytes);
   if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
-  return { kind, tensor: id, offset: 0, size };
+  return size;
 }
 
 
@@ -770,7 +786,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q29;
+const K0 = $q32;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -783,96 +799,96 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q30, $q31, $q32, $q33, $q34, $q35];
+const K0A0V11: readonly string[] = [$q33, $q34, $q35, $q36, $q37, $q38];
 const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q30, $q31, $q32, $q33, $q34];
+const K0A0V12: readonly string[] = [$q33, $q34, $q35, $q36, $q37];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q37, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q31, $q33];
+const K0A0V13: readonly string[] = [$q34, $q36];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q38, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q29;
-const K0A0V14: readonly [number, string, string] = [134217728, $q39, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
-const K0A0V16: readonly string[] = [$q48, $q49, $q50, $q51];
-const K0A0S3 = K0A0S0 + $q52;
-const K0A0V17: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q54, 0, $q55, 0, $q47, 2]);
-const K0A0V18: readonly string[] = [$q48, $q56, $q57];
-const K0A0S4 = K0A0S0 + $q58;
-const K0A0V19: readonly BindingPlan[] = $bl([$q54, 1, $q55, 1, $q59, 0]);
-const K0A0S5 = K0A0S0 + $q60;
-const K0A0V20: readonly string[] = [K0A0S0, $q61, K0A0S0, $q62];
+const K0A0S2 = $q32;
+const K0A0V14: readonly [number, string, string] = [134217728, $q42, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q47, 0, $q48, $q49, 0, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 11, 0]);
+const K0A0V16: readonly string[] = [$q58, $q59, $q60, $q61];
+const K0A0S3 = K0A0S0 + $q62;
+const K0A0V17: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 1, $q48, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q65, 6, $q66, $q67, 6, $q68, $q57, 11, 0]);
+const K0A0V18: readonly string[] = [$q58, $q69, $q70];
+const K0A0S4 = K0A0S0 + $q71;
+const K0A0V19: readonly BindingPlan[] = $bl([$q65, 7, $q66, $q67, 7, $q68, $q29, 3, $q72]);
+const K0A0S5 = K0A0S0 + $q73;
+const K0A0V20: readonly string[] = [K0A0S0, $q74, K0A0S0, $q75];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
-const K0A0V22: readonly string[] = [$q49, $q50, $q51];
-const K0A0S7 = K0A0S6 + $q52;
-const K0A0S8 = K0A0S6 + $q58;
-const K0A0S9 = K0A0S6 + $q60;
-const K0A0V23: readonly string[] = [K0A0S6, $q61, K0A0S6, $q62];
+const K0A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q47, 0, $q48, $q49, 0, $q50, $q76, 1, $q77, $q57, 11, 0]);
+const K0A0V22: readonly string[] = [$q59, $q60, $q61];
+const K0A0S7 = K0A0S6 + $q62;
+const K0A0S8 = K0A0S6 + $q71;
+const K0A0S9 = K0A0S6 + $q73;
+const K0A0V23: readonly string[] = [K0A0S6, $q74, K0A0S6, $q75];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q37, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q44, 1, $q45, 1, $q46, 1, $q47, 2]);
-const K0A0S11 = K0A0S10 + $q52;
-const K0A0S12 = K0A0S10 + $q58;
-const K0A0S13 = K0A0S10 + $q60;
-const K0A0V25: readonly string[] = [K0A0S10, $q61, K0A0S10, $q62];
+const K0A0V24: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 0, $q48, $q49, 0, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 11, 0]);
+const K0A0S11 = K0A0S10 + $q62;
+const K0A0S12 = K0A0S10 + $q71;
+const K0A0S13 = K0A0S10 + $q73;
+const K0A0V25: readonly string[] = [K0A0S10, $q74, K0A0S10, $q75];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q53, 1, $q42, 0, $q43, 0, $q63, 1, $q47, 2]);
-const K0A0S15 = K0A0S14 + $q52;
-const K0A0S16 = K0A0S14 + $q58;
-const K0A0S17 = K0A0S14 + $q60;
-const K0A0V27: readonly string[] = [K0A0S14, $q61, K0A0S14, $q62];
+const K0A0V26: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 0, $q48, $q49, 0, $q50, $q76, 1, $q77, $q57, 11, 0]);
+const K0A0S15 = K0A0S14 + $q62;
+const K0A0S16 = K0A0S14 + $q71;
+const K0A0S17 = K0A0S14 + $q73;
+const K0A0V27: readonly string[] = [K0A0S14, $q74, K0A0S14, $q75];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q64, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q78, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q52;
-const K0A0V29: readonly BindingPlan[] = $bl([$q53, 1, $q42, 1, $q43, 1, $q44, 1, $q45, 1, $q46, 1, $q59, 0, $q47, 2]);
-const K0A0V30: readonly string[] = [$q48, $q56];
-const K0A0S20 = K0A0S18 + $q65;
+const K0A0S19 = K0A0S18 + $q62;
+const K0A0V29: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 1, $q48, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q29, 3, $q72, $q57, 11, 0]);
+const K0A0V30: readonly string[] = [$q58, $q69];
+const K0A0S20 = K0A0S18 + $q79;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q52;
-const K0A0S23 = K0A0S21 + $q65;
+const K0A0S22 = K0A0S21 + $q62;
+const K0A0S23 = K0A0S21 + $q79;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q64, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q78, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q52;
-const K0A0S26 = K0A0S24 + $q65;
+const K0A0S25 = K0A0S24 + $q62;
+const K0A0S26 = K0A0S24 + $q79;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q52;
-const K0A0S29 = K0A0S27 + $q65;
+const K0A0S28 = K0A0S27 + $q62;
+const K0A0S29 = K0A0S27 + $q79;
 
 interface K0A0 {
-  readonly t0: TensorDesc | null;
-  readonly t1: TensorDesc | null;
-  readonly t2: TensorDesc | null;
-  readonly t3: TensorDesc | null;
-  readonly t4: TensorDesc | null;
-  readonly t5: TensorDesc | null;
-  readonly t6: TensorDesc | null;
-  readonly t7: TensorDesc | null;
-  readonly t8: TensorDesc | null;
-  t9: TensorDesc | null;
-  readonly u3: TensorDesc | null;
-  readonly u4: TensorDesc | null;
+  readonly t0: TensorSnap | null;
+  readonly t1: TensorSnap | null;
+  readonly t2: TensorSnap | null;
+  readonly t3: TensorSnap | null;
+  readonly t4: TensorSnap | null;
+  readonly t5: TensorSnap | null;
+  readonly t6: TensorSnap | null;
+  readonly t7: TensorSnap | null;
+  readonly t8: TensorSnap | null;
+  t9: TensorSnap | null;
+  readonly u3: TensorSnap | null;
+  readonly u4: TensorSnap | null;
   readonly a0: unknown;
   readonly a1: unknown;
   readonly a2: unknown;
@@ -908,16 +924,6 @@ interface K0A0 {
   m22: boolean | null;
   m23: number | null;
   m24: boolean | null;
-  q1: BindingResource | null;
-  q2: BindingResource | null;
-  q3: BindingResource | null;
-  q4: BindingResource | null;
-  q5: BindingResource | null;
-  q6: BindingResource | null;
-  q7: BindingResource | null;
-  q0: BindingResource | null;
-  q9: BindingResource | null;
-  q8: BindingResource | null;
   m25: number | null;
   m26: boolean | null;
   m27: number | null;
@@ -937,7 +943,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q66);
+    throw $wrap(e, $q80);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -945,7 +951,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q67);
+    throw $wrap(e, $q81);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -957,7 +963,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q68);
+    throw $wrap(e, $q82);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -967,9 +973,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q69) === o.s0[0]) && ($need(o.t8, $q70, $q69).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q77) === o.s0[0]) && ($need(o.t8, $q83, $q77).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q71);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -978,27 +984,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q72, () => o.s4, $q73, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q30, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q74, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q75, $q76, $q75])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q85, () => o.s4, $q86, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q33, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q87, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q88, $q89, $q88])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => $why(path, K0A0V3, [$q77, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => $why(path, K0A0V3, [$q90, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q67, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q67, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q67, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q78, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q81, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q81, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q81, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q91, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q79, () => o.t9!.shape[0], $q80, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q81, () => o.t9!.shape[1], $q68, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q76, $q75])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q92, () => o.t9!.shape[0], $q93, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q94, () => o.t9!.shape[1], $q82, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q89, $q88])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q69) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q69), $q80, () => o.s0[0]]), () => $why(path, K0A0V6, [$q70, () => $need(o.t8, $q70, $q69).shape.length])]) : c === false ? $where(path) + $q82 : $where(path) + $q83)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q77) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q77), $q93, () => o.s0[0]]), () => $why(path, K0A0V6, [$q83, () => $need(o.t8, $q83, $q77).shape.length])]) : c === false ? $where(path) + $q95 : $where(path) + $q96)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q84]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q66]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q85]), () => K0A0_x5(o, [...path, $q71])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q97]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q80]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q98]), () => K0A0_x5(o, [...path, $q84])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1010,7 +1016,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q86, () => K0A0_x0(o, [...[], $q86]));
+  return $condWhy(() => K0A0_d7(o), $q99, () => K0A0_x0(o, [...[], $q99]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1018,7 +1024,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q80, () => o.s0[0], $q87, $q88]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q31, () => o.a2, $q87, $q88]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q89, $q90])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q93, () => o.s0[0], $q100, $q101]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q34, () => o.a2, $q100, $q101]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q102, $q103])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1030,7 +1036,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q91, () => K0A0_x6(o, [...[], $q91]));
+  return $condWhy(() => K0A0_d8(o), $q104, () => K0A0_x6(o, [...[], $q104]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1061,7 +1067,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1074,7 +1080,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q106);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1082,7 +1088,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1090,7 +1096,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1098,7 +1104,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q96);
+    throw $wrap(e, $q109);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1110,7 +1116,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (128 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (128 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (128 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q97);
+    throw $wrap(e, $q110);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1120,7 +1126,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q92, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q98]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d15(o), $q99, $q100]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q94, () => K0A0_d15(o), $q101, $q102]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q95, () => K0A0_d16(o), $q99, $q100]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q95, () => K0A0_d16(o), $q101, $q102]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q92, () => K0A0_d12(o), $q87, $q88]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d14(o), $q89, $q90]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q93, () => K0A0_d14(o), $q103, $q90]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q96, () => K0A0_d17(o), $q89, $q90]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q96, () => K0A0_d17(o), $q103, $q90]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d18(o), $q89, $q90]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d18(o), $q103, $q90]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q105, $q106])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q105, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q111]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q106, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d15(o), $q112, $q113]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d15(o), $q114, $q115]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d16(o), $q112, $q113]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d16(o), $q114, $q115]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d12(o), $q100, $q101]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d14(o), $q102, $q103]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d14(o), $q116, $q103]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d17(o), $q102, $q103]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d17(o), $q116, $q103]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d18(o), $q102, $q103]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d18(o), $q116, $q103]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q118, $q119])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1132,14 +1138,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q97, () => K0A0_x7(o, [...[], $q97]));
+  return $condWhy(() => K0A0_d19(o), $q110, () => K0A0_x7(o, [...[], $q110]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1147,7 +1153,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q108);
+    throw $wrap(e, $q121);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1156,7 +1162,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q108, () => K0A0_d21(o), $q105, $q106]);
+  return $why(path, K0A0V7, [$q121, () => K0A0_d21(o), $q118, $q119]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1168,27 +1174,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q109, () => K0A0_x9(o, [...[], $q109]));
+  return $condWhy(() => K0A0_d22(o), $q122, () => K0A0_x9(o, [...[], $q122]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q110);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q111, $q112).shape.length === 2)) && ($need(o.t2, $q113, $q114).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q114) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q112) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q114) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q115, $q112).dtype === $q116)) && ($need(o.t2, $q117, $q114).dtype === $q116)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q124, $q44).shape.length === 2)) && ($need(o.t2, $q125, $q46).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q44) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q44) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q46) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q126, $q44).dtype === $q127)) && ($need(o.t2, $q128, $q46).dtype === $q127)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q129);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q119, () => (o.t2 !== null), () => $where(path) + $q120, () => ($need(o.t1, $q111, $q112).shape.length === 2), () => $why(path, K0A0V9, [$q111, () => $need(o.t1, $q111, $q112).shape.length]), () => ($need(o.t2, $q113, $q114).shape.length === 2), () => $why(path, K0A0V9, [$q113, () => $need(o.t2, $q113, $q114).shape.length]), () => ($dimT(o.t1, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, [$q121, () => $dimT(o.t1, (0 as number), $q112), $q80, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q114) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q114), $q80, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q112) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q122, () => $dimT(o.t1, (1 as number), $q112), $q110, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q114) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q114), $q110, () => K0A0_d23(o)]), () => ($need(o.t1, $q115, $q112).dtype === $q116), () => $why(path, K0A0V1, [$q115, () => $need(o.t1, $q115, $q112).dtype, $q76, $q75]), () => ($need(o.t2, $q117, $q114).dtype === $q116), () => $why(path, K0A0V1, [$q117, () => $need(o.t2, $q117, $q114).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q123, () => o.s0[1], $q68, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q130, () => (o.t2 !== null), () => $where(path) + $q131, () => ($need(o.t1, $q124, $q44).shape.length === 2), () => $why(path, K0A0V9, [$q124, () => $need(o.t1, $q124, $q44).shape.length]), () => ($need(o.t2, $q125, $q46).shape.length === 2), () => $why(path, K0A0V9, [$q125, () => $need(o.t2, $q125, $q46).shape.length]), () => ($dimT(o.t1, (0 as number), $q44) === o.s0[0]), () => $why(path, K0A0V1, [$q132, () => $dimT(o.t1, (0 as number), $q44), $q93, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q46), $q93, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q44) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q133, () => $dimT(o.t1, (1 as number), $q44), $q123, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q46) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q46), $q123, () => K0A0_d23(o)]), () => ($need(o.t1, $q126, $q44).dtype === $q127), () => $why(path, K0A0V1, [$q126, () => $need(o.t1, $q126, $q44).dtype, $q89, $q88]), () => ($need(o.t2, $q128, $q46).dtype === $q127), () => $why(path, K0A0V1, [$q128, () => $need(o.t2, $q128, $q46).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q134, () => o.s0[1], $q82, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1200,7 +1206,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q118, () => K0A0_x10(o, [...[], $q118]));
+  return $condWhy(() => K0A0_d24(o), $q129, () => K0A0_x10(o, [...[], $q129]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1208,92 +1214,65 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q35, () => (o.t8 !== null)]);
-}
-function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q124, $q112, 2, K0A0V14));
-}
-function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q124, $q114, 2, K0A0V14));
-}
-function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q124, $q125, 2, K0A0V14));
-}
-function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q124, $q126, 2, K0A0V14));
-}
-function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q124, $q127, 4, K0A0V14));
-}
-function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q124, $q128, 4, K0A0V14));
-}
-function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q124, $q129, 4, K0A0V14));
+  return $why([], K0A0V10, [$q38, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q40, $q112);
-    const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q41, $q114);
-    const q1 = o.q2 ?? K0A0_z2(o);
-    const q2 = o.q3 ?? K0A0_z3(o);
-    const q3 = o.q4 ?? K0A0_z4(o);
-    const q4 = o.q5 ?? K0A0_z5(o);
-    const q5 = o.q6 ?? K0A0_z6(o);
-    const q6 = o.q7 ?? K0A0_z7(o);
+    if (o.t1 === null) $omitted(pp, $q43, $q44);
+    const q0 = $buf(o.t1!, $q44, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q45, $q46);
+    const q1 = $buf(o.t2!, $q46, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q50, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q52, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q54, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q56, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q130), $u32(r1, pp, $q131), 0, 0];
+    const b7 = [$u32(r0, pp, $q135), $u32(r1, pp, $q136), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q132, $q133, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
 }
-function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q124, $q134, 2, K0A0V14));
-}
-function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
+    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
-    const b8 = [$u32(r0, pp, $q130), $f32(r1, pp, $q136), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q139) : 0);
+    const b8 = [$u32(r0, pp, $q135), $f32(r1, pp, $q140), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K0A0V18, st);
   }
 }
-function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q59, $q137, 2, K0A0V14));
-}
-function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-  const q0 = o.q9 ?? K0A0_z9(o);
+function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
+  const q0 = $buf(o.t9!, $q72, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q138, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q141, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1303,13 +1282,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S0, $q139);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S0, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S0, $q140);
-    const c0 = $scratch($q141, x0);
-    const c1 = $scratch($q142, x1);
-    return $plan($q29, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S0, $q143);
+    return $plan($q32, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1326,32 +1303,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q83;
-}
-function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q124, $q69, 4, K0A0V14));
+  return $where([]) + $q96;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q40, $q112);
-    const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q41, $q114);
-    const q1 = o.q2 ?? K0A0_z2(o);
-    const q2 = o.q3 ?? K0A0_z3(o);
-    const q3 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q63, $q69);
-    const q4 = o.q8 ?? K0A0_z8(o);
+    if (o.t1 === null) $omitted(pp, $q43, $q44);
+    const q0 = $buf(o.t1!, $q44, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q45, $q46);
+    const q1 = $buf(o.t2!, $q46, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q50, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q76, $q77);
+    const q4 = $buf(o.t8!, $q77, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q131), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q136), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q132, $q133, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1364,13 +1338,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S6, $q139);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S6, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S6, $q140);
-    const c0 = $scratch($q141, x0);
-    const c1 = $scratch($q142, x1);
-    return $plan($q29, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S6, $q143);
+    return $plan($q32, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1386,7 +1358,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q143);
+    throw $wrap(e, $q144);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1395,7 +1367,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q144, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q123, () => o.s0[1], $q143, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q145, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q134, () => o.s0[1], $q144, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1407,29 +1379,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q145, () => K0A0_x11(o, [...[], $q145]));
+  return $condWhy(() => K0A0_d26(o), $q146, () => K0A0_x11(o, [...[], $q146]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
+    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q130), $u32(r1, pp, $q131), 0, 0];
+    const b6 = [$u32(r0, pp, $q135), $u32(r1, pp, $q136), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q132, $q133, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1442,13 +1414,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S10, $q139);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S10, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S10, $q140);
-    const c0 = $scratch($q141, x0);
-    const c1 = $scratch($q142, x1);
-    return $plan($q29, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S10, $q143);
+    return $plan($q32, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1462,21 +1432,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q63, $q69);
-    const q3 = o.q8 ?? K0A0_z8(o);
+    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q76, $q77);
+    const q3 = $buf(o.t8!, $q77, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q131), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q136), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q132, $q133, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
+    return $pass($q137, $q138, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1489,13 +1459,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K0A0S14, $q139);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S14, $q142);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K0A0S14, $q140);
-    const c0 = $scratch($q141, x0);
-    const c1 = $scratch($q142, x1);
-    return $plan($q29, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q141, size: x0 }, { id: $q142, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S14, $q143);
+    return $plan($q32, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1535,7 +1503,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q146);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1543,7 +1511,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q147);
+    throw $wrap(e, $q148);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1552,7 +1520,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q147, () => K0A0_d31(o), $q105, $q106]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q146, () => K0A0_d30(o), $q89, $q90]), () => $why(path, K0A0V7, [$q146, () => K0A0_d30(o), $q103, $q90])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q148, () => K0A0_d31(o), $q118, $q119]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q147, () => K0A0_d30(o), $q102, $q103]), () => $why(path, K0A0V7, [$q147, () => K0A0_d30(o), $q116, $q103])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1564,7 +1532,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q148, () => K0A0_x12(o, [...[], $q148]));
+  return $condWhy(() => K0A0_d32(o), $q149, () => K0A0_x12(o, [...[], $q149]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1572,7 +1540,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q98, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V28, [$q111, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1584,26 +1552,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q149, () => K0A0_x13(o, [...[], $q149]));
+  return $condWhy(() => K0A0_d33(o), $q150, () => K0A0_x13(o, [...[], $q150]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
-    const q6 = o.q9 ?? K0A0_z9(o);
+    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q72, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q135) : 0);
-    const b7 = [$u32(r0, pp, $q130), $f32(r1, pp, $q136), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q139) : 0);
+    const b7 = [$u32(r0, pp, $q135), $f32(r1, pp, $q140), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q28, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q31, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1611,7 +1579,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q29, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
+  return $plan($q32, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1622,7 +1590,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q29, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
+  return $plan($q32, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1633,7 +1601,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q29, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
+  return $plan($q32, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1644,7 +1612,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q29, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
+  return $plan($q32, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1657,18 +1625,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q29, $q150);
+    $evalFail(e, $q32, $q151);
   }
-  const h0 = $outShape(o0, 2, $q29, $q137);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q116 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q29, $q137, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q32, $q72);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q127, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q32, $q72, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q29, $q125, o.u3.shape, h1, $q73);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q32, $q48, o.u3.shape, h1, $q86);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q29, $q126, o.u4.shape, h2, $q72);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q32, $q50, o.u4.shape, h2, $q85);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q151, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q151, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q152, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q152, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1678,27 +1646,27 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q152, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q153, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
-  const c = $call(call, K0);
-  const ins = $bag(c, $q1, K0);
-  const outs = $bag(c, $q2, K0);
-  const attrs = $bag(c, $q3, K0);
-  let t0: TensorDesc | null = null;
-  let t1: TensorDesc | null = null;
-  let t2: TensorDesc | null = null;
-  let t3: TensorDesc | null = null;
-  let t4: TensorDesc | null = null;
-  let t5: TensorDesc | null = null;
-  let t6: TensorDesc | null = null;
-  let t7: TensorDesc | null = null;
-  let t8: TensorDesc | null = null;
-  let t9: TensorDesc | null = null;
-  let u3: TensorDesc | null = null;
-  let u4: TensorDesc | null = null;
+  const own = $call(call, K0);
+  const ins = $bag(call, $q1, K0, own & 1);
+  const outs = $bag(call, $q2, K0, own & 2);
+  const attrs = $bag(call, $q3, K0, own & 4);
+  let t0: TensorSnap | null = null;
+  let t1: TensorSnap | null = null;
+  let t2: TensorSnap | null = null;
+  let t3: TensorSnap | null = null;
+  let t4: TensorSnap | null = null;
+  let t5: TensorSnap | null = null;
+  let t6: TensorSnap | null = null;
+  let t7: TensorSnap | null = null;
+  let t8: TensorSnap | null = null;
+  let t9: TensorSnap | null = null;
+  let u3: TensorSnap | null = null;
+  let u4: TensorSnap | null = null;
   let g0: unknown = undefined;
   let g1: unknown = undefined;
   let g2: unknown = undefined;
@@ -1707,35 +1675,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q134:
-          t0 = $td(ins[key], K0, $q124, key);
+        case $q64:
+          t0 = $td(ins[key], K0, $q28, key);
           break;
-        case $q112:
-          t1 = $td(ins[key], K0, $q124, key);
+        case $q44:
+          t1 = $td(ins[key], K0, $q28, key);
           break;
-        case $q114:
-          t2 = $td(ins[key], K0, $q124, key);
+        case $q46:
+          t2 = $td(ins[key], K0, $q28, key);
           break;
-        case $q125:
-          t3 = $td(ins[key], K0, $q124, key);
+        case $q48:
+          t3 = $td(ins[key], K0, $q28, key);
           break;
-        case $q126:
-          t4 = $td(ins[key], K0, $q124, key);
+        case $q50:
+          t4 = $td(ins[key], K0, $q28, key);
           break;
-        case $q127:
-          t5 = $td(ins[key], K0, $q124, key);
+        case $q52:
+          t5 = $td(ins[key], K0, $q28, key);
           break;
-        case $q128:
-          t6 = $td(ins[key], K0, $q124, key);
+        case $q54:
+          t6 = $td(ins[key], K0, $q28, key);
           break;
-        case $q129:
-          t7 = $td(ins[key], K0, $q124, key);
+        case $q56:
+          t7 = $td(ins[key], K0, $q28, key);
           break;
-        case $q69:
-          t8 = $td(ins[key], K0, $q124, key);
+        case $q77:
+          t8 = $td(ins[key], K0, $q28, key);
           break;
         default:
-          $fail($q0, K0 + $q153 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q154 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1743,17 +1711,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q137:
-          t9 = $td(outs[key], K0, $q59, key);
+        case $q72:
+          t9 = $td(outs[key], K0, $q29, key);
           break;
-        case $q125:
-          u3 = $td(outs[key], K0, $q59, key);
+        case $q48:
+          u3 = $td(outs[key], K0, $q29, key);
           break;
-        case $q126:
-          u4 = $td(outs[key], K0, $q59, key);
+        case $q50:
+          u4 = $td(outs[key], K0, $q29, key);
           break;
         default:
-          $fail($q0, K0 + $q154 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q155 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1761,20 +1729,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q155:
+        case $q156:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q156:
+        case $q157:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q157:
+        case $q158:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q135:
+        case $q139:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q158 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q159 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1783,80 +1751,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q124, $q134);
+    $missing(K0, $q28, $q64);
   } else {
     dt0 = t0.dtype;
-    by0 = $q134;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q124, $q134);
+    by0 = $q64;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q28, $q64);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q124, $q112);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q28, $q44);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q124, $q114);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q28, $q46);
   }
   if (t3 === null) {
-    $missing(K0, $q124, $q125);
+    $missing(K0, $q28, $q48);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q124, $q125);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q28, $q48);
   }
   if (t4 === null) {
-    $missing(K0, $q124, $q126);
+    $missing(K0, $q28, $q50);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q124, $q126);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q28, $q50);
   }
   if (t5 === null) {
-    $missing(K0, $q124, $q127);
+    $missing(K0, $q28, $q52);
   } else {
     dt1 = t5.dtype;
-    by1 = $q127;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q124, $q127);
+    by1 = $q52;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q28, $q52);
   }
   if (t6 === null) {
-    $missing(K0, $q124, $q128);
+    $missing(K0, $q28, $q54);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q124, $q128);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q28, $q54);
   }
   if (t7 === null) {
-    $missing(K0, $q124, $q129);
+    $missing(K0, $q28, $q56);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q124, $q129);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q28, $q56);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q124, $q69);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q28, $q77);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q59, $q137);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q29, $q72);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q59, $q125);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q29, $q48);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q59, $q126);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q29, $q50);
   }
-  if (dt0 === undefined) dt0 = $q116;
-  else if (dt0 !== $q116) $fail($q0, K0 + $q159 + dt0 + $q160);
-  if (dt1 === undefined) dt1 = $q161;
-  else if (dt1 !== $q161) $fail($q0, K0 + ": S = " + dt1 + $q162);
-  $num(g0, false, K0, $q155);
-  $num(g1, false, K0, $q156);
-  $num(g2, false, K0, $q157);
-  $num(g3, false, K0, $q135);
+  if (dt0 === undefined) dt0 = $q127;
+  else if (dt0 !== $q127) $fail($q0, K0 + $q160 + dt0 + $q161);
+  if (dt1 === undefined) dt1 = $q162;
+  else if (dt1 !== $q162) $fail($q0, K0 + ": S = " + dt1 + $q163);
+  $num(g0, false, K0, $q156);
+  $num(g1, false, K0, $q157);
+  $num(g2, false, K0, $q158);
+  $num(g3, false, K0, $q139);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q163);
-  if (a2 === undefined) $fail($q0, K0 + $q164);
-  if (dt0 === $q116 && dt1 === $q161) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q152, K0 + $q165 + "T=" + dt0 + ", " + "S=" + dt1 + $q166);
+  if (a1 === undefined) $fail($q0, K0 + $q164);
+  if (a2 === undefined) $fail($q0, K0 + $q165);
+  if (dt0 === $q127 && dt1 === $q162) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q153, K0 + $q166 + "T=" + dt0 + ", " + "S=" + dt1 + $q167);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1890,111 +1858,113 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q167;
+const K1 = $q168;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q168;
-const K1A0V3: readonly string[] = [$q169, $q30, $q31, $q170, $q171, "dim(shapes.pastKeyT, 2)", $q172, $q173, $q34];
+const K1A0S1 = K1A0S0 + $q169;
+const K1A0V3: readonly string[] = [$q170, $q33, $q34, $q171, $q172, "dim(shapes.pastKeyT, 2)", $q173, $q174, $q37];
 const K1A0S2 = " on profile compat; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q174;
-const K1A0V4: readonly string[] = [$q30, $q31, $q170, $q171, $q172, $q173, $q34];
-const K1A0V5: readonly string[] = [$q169, $q30, $q31, $q175, $q172, $q34];
+const K1A0S3 = K1A0S0 + $q175;
+const K1A0V4: readonly string[] = [$q33, $q34, $q171, $q172, $q173, $q174, $q37];
+const K1A0V5: readonly string[] = [$q170, $q33, $q34, $q176, $q173, $q37];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q31, $q172];
+const K1A0V6: readonly string[] = [$q34, $q173];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q38, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q167;
-const K1A0V7: readonly [number, string, string] = [134217728, $q39, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q53, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q182, 1, $q183, 1, $q47, 2]);
-const K1A0V9: readonly string[] = [$q50, $q51];
-const K1A0V10: readonly BindingPlan[] = $bl([$q53, 1, $q182, 1, $q183, 1, $q180, 1, $q181, 1, "rotated_query", 0, $q47, 2]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q53, 1, $q178, 1, $q179, 1, $q184, 1, $q185, 1, $q180, 1, $q181, 1, $q186, 0, $q47, 2]);
-const K1A0V12: readonly string[] = [$q187, $q50, $q57];
-const K1A0S5 = K1A0S0 + $q188;
-const K1A0V13: readonly BindingPlan[] = $bl([$q186, 1, $q59, 0]);
-const K1A0V14: readonly string[] = [$q57];
-const K1A0S6 = K1A0S0 + $q60;
-const K1A0V15: readonly string[] = [K1A0S0, $q189, K1A0S0, $q190];
+const K1A0S4 = $q168;
+const K1A0V7: readonly [number, string, string] = [134217728, $q42, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q57, 11, 0]);
+const K1A0V9: readonly string[] = [$q60, $q61];
+const K1A0V10: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q187, 1, $q188, $q189, 1, $q190, $q183, 1, $q184, $q185, 1, $q186, "rotated_query", 6, $q191, $q57, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q63, 7, $q191, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 6, $q196, $q57, 11, 0]);
+const K1A0V12: readonly string[] = [$q197, $q60, $q70];
+const K1A0S5 = K1A0S0 + $q198;
+const K1A0V13: readonly BindingPlan[] = $bl([$q196, 7, $q196, $q29, 3, $q72]);
+const K1A0V14: readonly string[] = [$q70];
+const K1A0S6 = K1A0S0 + $q73;
+const K1A0V15: readonly string[] = [K1A0S0, $q199, K1A0S0, $q200];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q53, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q47, 2]);
-const K1A0S8 = K1A0S7 + $q168;
-const K1A0S9 = K1A0S7 + $q188;
-const K1A0S10 = K1A0S7 + $q60;
-const K1A0V17: readonly string[] = [K1A0S7, $q190];
-const K1A0V18: readonly string[] = ["", " == 3"];
+const K1A0V16: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q57, 11, 0]);
+const K1A0S8 = K1A0S7 + $q169;
+const K1A0V17: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 6, $q196, $q57, 11, 0]);
+const K1A0S9 = K1A0S7 + $q198;
+const K1A0S10 = K1A0S7 + $q73;
+const K1A0V18: readonly string[] = [K1A0S7, $q200];
+const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q168;
-const K1A0S13 = K1A0S11 + $q174;
+const K1A0S12 = K1A0S11 + $q169;
+const K1A0S13 = K1A0S11 + $q175;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V19: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q182, 1, $q183, 1, $q47, 2]);
-const K1A0S14 = K1A0S11 + $q188;
-const K1A0S15 = K1A0S11 + $q60;
-const K1A0V20: readonly string[] = [K1A0S11, $q189, K1A0S11, $q190];
+const K1A0V20: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q57, 11, 0]);
+const K1A0S14 = K1A0S11 + $q198;
+const K1A0S15 = K1A0S11 + $q73;
+const K1A0V21: readonly string[] = [K1A0S11, $q199, K1A0S11, $q200];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q176 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q177, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q40, 1, $q41, 1, $q178, 0, $q179, 0, $q180, 1, $q181, 1, $q47, 2]);
-const K1A0S17 = K1A0S16 + $q168;
-const K1A0S18 = K1A0S16 + $q188;
-const K1A0S19 = K1A0S16 + $q60;
-const K1A0V22: readonly string[] = [K1A0S16, $q190];
+const K1A0V22: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q57, 11, 0]);
+const K1A0S17 = K1A0S16 + $q169;
+const K1A0S18 = K1A0S16 + $q198;
+const K1A0S19 = K1A0S16 + $q73;
+const K1A0V23: readonly string[] = [K1A0S16, $q200];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q168;
-const K1A0S22 = K1A0S20 + $q174;
+const K1A0S21 = K1A0S20 + $q169;
+const K1A0S22 = K1A0S20 + $q175;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q53, 1, $q178, 1, $q179, 1, $q184, 1, $q185, 1, $q180, 1, $q181, 1, $q59, 0, $q47, 2]);
-const K1A0V24: readonly string[] = [$q187];
-const K1A0S23 = K1A0S20 + $q193;
-const K1A0V25: readonly string[] = [K1A0S20, $q189];
+const K1A0V24: readonly BindingPlan[] = $bl([$q63, 7, $q191, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q29, 3, $q72, $q57, 11, 0]);
+const K1A0V25: readonly string[] = [$q197];
+const K1A0S23 = K1A0S20 + $q203;
+const K1A0V26: readonly string[] = [K1A0S20, $q199];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q168;
-const K1A0S26 = K1A0S24 + $q193;
+const K1A0S25 = K1A0S24 + $q169;
+const K1A0V27: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q29, 3, $q72, $q57, 11, 0]);
+const K1A0S26 = K1A0S24 + $q203;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q168;
-const K1A0S29 = K1A0S27 + $q174;
+const K1A0S28 = K1A0S27 + $q169;
+const K1A0S29 = K1A0S27 + $q175;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q193;
-const K1A0V26: readonly string[] = [K1A0S27, $q189];
+const K1A0S30 = K1A0S27 + $q203;
+const K1A0V28: readonly string[] = [K1A0S27, $q199];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q168;
-const K1A0S33 = K1A0S31 + $q193;
+const K1A0S32 = K1A0S31 + $q169;
+const K1A0S33 = K1A0S31 + $q203;
 
 interface K1A0 {
-  readonly t0: TensorDesc | null;
-  readonly t1: TensorDesc | null;
-  readonly t2: TensorDesc | null;
-  readonly t3: TensorDesc | null;
-  readonly t4: TensorDesc | null;
-  readonly t5: TensorDesc | null;
-  readonly t6: TensorDesc | null;
-  readonly t7: TensorDesc | null;
-  readonly t8: TensorDesc | null;
-  readonly t9: TensorDesc | null;
-  readonly t10: TensorDesc | null;
-  t11: TensorDesc | null;
-  readonly u3: TensorDesc | null;
-  readonly u4: TensorDesc | null;
+  readonly t0: TensorSnap | null;
+  readonly t1: TensorSnap | null;
+  readonly t2: TensorSnap | null;
+  readonly t3: TensorSnap | null;
+  readonly t4: TensorSnap | null;
+  readonly t5: TensorSnap | null;
+  readonly t6: TensorSnap | null;
+  readonly t7: TensorSnap | null;
+  readonly t8: TensorSnap | null;
+  readonly t9: TensorSnap | null;
+  readonly t10: TensorSnap | null;
+  t11: TensorSnap | null;
+  readonly u3: TensorSnap | null;
+  readonly u4: TensorSnap | null;
   readonly a0: unknown;
   readonly a1: unknown;
   readonly a2: unknown;
@@ -2042,26 +2012,14 @@ interface K1A0 {
   m31: number | null;
   m32: number | null;
   m33: boolean | null;
-  q0: BindingResource | null;
-  q3: BindingResource | null;
-  q4: BindingResource | null;
-  q7: BindingResource | null;
-  q8: BindingResource | null;
-  q9: BindingResource | null;
-  q10: BindingResource | null;
-  q5: BindingResource | null;
-  q6: BindingResource | null;
-  q11: BindingResource | null;
   m34: boolean | null;
-  q1: BindingResource | null;
-  q2: BindingResource | null;
 }
 /** derive "headLayoutOk": memo m0 */
 function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q66);
+    throw $wrap(e, $q80);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2078,7 +2036,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q68);
+    throw $wrap(e, $q82);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2094,7 +2052,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q78);
+    throw $wrap(e, $q91);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2102,7 +2060,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q194);
+    throw $wrap(e, $q204);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2112,9 +2070,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q195) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q188) : 0));
   } catch (e) {
-    throw $wrap(e, $q196);
+    throw $wrap(e, $q205);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2122,16 +2080,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q197);
+    throw $wrap(e, $q206);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q198, $q195).shape.length === 2)) && ($need(o.t10, $q199, $q200).shape.length === 2)) && $same($need(o.t10, $q201, $q200).shape as readonly number[], $need(o.t9, $q202, $q195).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q203, $q195).dtype === $q116)) && ($need(o.t10, $q204, $q200).dtype === $q116)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q207, $q188).shape.length === 2)) && ($need(o.t10, $q208, $q190).shape.length === 2)) && $same($need(o.t10, $q209, $q190).shape as readonly number[], $need(o.t9, $q210, $q188).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q211, $q188).dtype === $q127)) && ($need(o.t10, $q212, $q190).dtype === $q127)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q205);
+    throw $wrap(e, $q213);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2139,7 +2097,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q110);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2147,7 +2105,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q143);
+    throw $wrap(e, $q144);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2155,7 +2113,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q214);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2164,37 +2122,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q77, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q207, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q175, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q90, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q215, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q176, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q169, () => o.a0]);
+  return $why(path, K0A0V6, [$q170, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q74, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q82 : K1A0_x3(o, [...path, $q208]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q87, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q95 : K1A0_x3(o, [...path, $q216]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q79, () => o.t11!.shape[0], $q67, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q81, () => o.t11!.shape[1], $q209, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q68, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q76, $q75])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q92, () => o.t11!.shape[0], $q81, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q94, () => o.t11!.shape[1], $q217, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q82, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q89, $q88])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q210, () => o.s4, $q211, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q67, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q30, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q75, $q76, $q75])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q218, () => o.s4, $q219, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q81, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q33, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q88, $q89, $q88])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q78, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q207, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q212, () => o.s6[1]]), () => $why(path, K0A0V7, [$q212, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q215, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q220, () => o.s6[1]]), () => $why(path, K0A0V7, [$q220, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q67, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q81, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q198, $q195).shape.length === 2), () => $why(path, K0A0V9, [$q198, () => $need(o.t9, $q198, $q195).shape.length]), () => ($need(o.t10, $q199, $q200).shape.length === 2), () => $why(path, K0A0V9, [$q199, () => $need(o.t10, $q199, $q200).shape.length]), () => $same($need(o.t10, $q201, $q200).shape as readonly number[], $need(o.t9, $q202, $q195).shape as readonly number[]), () => $why(path, K0A0V0, [$q201, () => $need(o.t10, $q201, $q200).shape, $q202, () => $need(o.t9, $q202, $q195).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q196, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q197, () => K1A0_d10(o), $q74, () => o.s3[3]]), () => ($need(o.t9, $q203, $q195).dtype === $q116), () => $why(path, K0A0V1, [$q203, () => $need(o.t9, $q203, $q195).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q204, () => $need(o.t10, $q204, $q200).dtype, $q76, $q75])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q173, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q208]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q207, $q188).shape.length === 2), () => $why(path, K0A0V9, [$q207, () => $need(o.t9, $q207, $q188).shape.length]), () => ($need(o.t10, $q208, $q190).shape.length === 2), () => $why(path, K0A0V9, [$q208, () => $need(o.t10, $q208, $q190).shape.length]), () => $same($need(o.t10, $q209, $q190).shape as readonly number[], $need(o.t9, $q210, $q188).shape as readonly number[]), () => $why(path, K0A0V0, [$q209, () => $need(o.t10, $q209, $q190).shape, $q210, () => $need(o.t9, $q210, $q188).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q205, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q206, () => K1A0_d10(o), $q87, () => o.s3[3]]), () => ($need(o.t9, $q211, $q188).dtype === $q127), () => $why(path, K0A0V1, [$q211, () => $need(o.t9, $q211, $q188).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q212, () => $need(o.t10, $q212, $q190).dtype, $q89, $q88])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q174, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q216]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2202,7 +2160,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q66]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q85]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q84]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q194]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q205]), () => K1A0_x9(o, [...path, $q206])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q80]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q98]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q97]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q204]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q213]), () => K1A0_x9(o, [...path, $q214])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2214,7 +2172,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q213, () => K1A0_x0(o, [...[], $q213]));
+  return $condWhy(() => K1A0_d15(o), $q221, () => K1A0_x0(o, [...[], $q221]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2245,12 +2203,12 @@ function K1A0_d20(o: K1A0): boolean {
   try {
     return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (128 as number))));
   } catch (e) {
-    throw $wrap(e, $q91);
+    throw $wrap(e, $q104);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q209, () => o.s0[1], $q87, $q88]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q30, () => o.a1, $q87, $q88]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q67, () => o.s0[0], $q87, $q88]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q87, $q88]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q87, $q88]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q214, () => K1A0_d19(o), $q89, $q90]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q214, () => K1A0_d19(o), $q103, $q90]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q103, $q90])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q217, () => o.s0[1], $q100, $q101]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q33, () => o.a1, $q100, $q101]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q81, () => o.s0[0], $q100, $q101]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q100, $q101]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q100, $q101]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d19(o), $q102, $q103]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d19(o), $q116, $q103]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q116, $q103])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2262,19 +2220,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q91, () => K1A0_x10(o, [...[], $q91]));
+  return $condWhy(() => K1A0_d20(o), $q104, () => K1A0_x10(o, [...[], $q104]));
 }
 /** derive "bindingsFit": memo m21 */
 function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q215);
+    throw $wrap(e, $q223);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q216, $q100]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q216, $q100])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q224, $q113]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q224, $q113])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2286,7 +2244,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q215, () => K1A0_x11(o, [...[], $q215]));
+  return $condWhy(() => K1A0_d21(o), $q223, () => K1A0_x11(o, [...[], $q223]));
 }
 /** derive "packedKv": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
@@ -2294,7 +2252,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q144, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q217, () => o.s0[2], $q143, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q145, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q225, () => o.s0[2], $q144, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2306,7 +2264,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q145, () => K1A0_x12(o, [...[], $q145]));
+  return $condWhy(() => K1A0_d22(o), $q146, () => K1A0_x12(o, [...[], $q146]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2318,14 +2276,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q208, () => K1A0_x3(o, [...[], $q208]));
+  return $condWhy(() => K1A0_d1(o), $q216, () => K1A0_x3(o, [...[], $q216]));
 }
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
     return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "attnStorageBytes": memo m24 */
@@ -2333,7 +2291,7 @@ function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q226);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2342,7 +2300,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q107, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q218, () => K1A0_d24(o), $q105, $q106])]);
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q120, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q226, () => K1A0_d24(o), $q118, $q119])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2354,7 +2312,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q219, () => K1A0_x13(o, [...[], $q219]));
+  return $condWhy(() => K1A0_d25(o), $q227, () => K1A0_x13(o, [...[], $q227]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2385,7 +2343,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2393,7 +2351,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q220);
+    throw $wrap(e, $q228);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2413,12 +2371,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (128 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q221);
+    throw $wrap(e, $q229);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q92, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q87, $q88]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q92, () => K1A0_d29(o), $q87, $q88]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q220, () => K1A0_d30(o), $q216, $q100]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d32(o), $q89, $q90]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d32(o), $q103, $q90]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q105, $q106])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q105, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q100, $q101]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => K1A0_d29(o), $q100, $q101]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q228, () => K1A0_d30(o), $q224, $q113]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d32(o), $q102, $q103]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d32(o), $q116, $q103]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q118, $q119])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2430,108 +2388,81 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q221, () => K1A0_x14(o, [...[], $q221]));
+  return $condWhy(() => K1A0_d33(o), $q229, () => K1A0_x14(o, [...[], $q229]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q171, $q195).shape, 1, $q202);
+    return $dimS($need(o.t9, $q172, $q188).shape, 1, $q210);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q171, $q195).shape, 1, $q202));
+    return $show($dimS($need(o.t9, $q172, $q188).shape, 1, $q210));
   } catch (e) {
     if (e instanceof EvalFailure) return $q20 + e.message;
     throw e;
   }
 }
-function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q124, $q134, 2, K1A0V7));
-}
-function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q124, $q223, 2, K1A0V7));
-}
-function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q124, $q224, 2, K1A0V7));
-}
-function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q124, $q225, 4, K1A0V7));
-}
-function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q124, $q226, 4, K1A0V7));
-}
-function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q124, $q195, 2, K1A0V7));
-}
-function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q124, $q200, 2, K1A0V7));
-}
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q182, $q195);
-    const q5 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q183, $q200);
-    const q6 = o.q10 ?? K1A0_z10(o);
-    const b7 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
+    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q187, $q188);
+    const q5 = $buf(o.t9!, $q188, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q189, $q190);
+    const q6 = $buf(o.t10!, $q190, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q228, $q229, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q232, $q233, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q182, $q195);
-    const q1 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q183, $q200);
-    const q2 = o.q10 ?? K1A0_z10(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
+    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q187, $q188);
+    const q1 = $buf(o.t9!, $q188, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q189, $q190);
+    const q2 = $buf(o.t10!, $q190, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q124, $q230, 4, K1A0V7));
-}
-function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q124, $q231, 4, K1A0V7));
-}
-function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q3 ?? K1A0_z3(o);
-    const q1 = o.q4 ?? K1A0_z4(o);
-    const q2 = o.q5 ?? K1A0_z5(o);
-    const q3 = o.q6 ?? K1A0_z6(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
+    const q0 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q193, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
+    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2539,23 +2470,20 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q236, $q237, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
+    return $pass($q238, $q239, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
 }
-function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q59, $q137, 2, K1A0V7));
-}
-function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t11!, $q72, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q138, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2565,23 +2493,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q238;
-    if (s0 === undefined) $noShown(K1A0S0 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q240;
+    if (s0 === undefined) $noShown(K1A0S0 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q240;
-    if (s1 === undefined) $noShown(K1A0S0 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q242;
+    if (s1 === undefined) $noShown(K1A0S0 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S0, $q242);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S0, $q244);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K1A0S0, $q243);
-    const c0 = $scratch($q244, x0);
-    const c1 = $scratch($q186, x1);
-    return $plan($q167, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q244, size: x0 }, { id: $q186, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K1A0S0, $q245);
+    return $plan($q168, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2602,41 +2528,41 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q208, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q216, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    const b5 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
+    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q228, $q229, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q232, $q233, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q5 ?? K1A0_z5(o);
-    const q4 = o.q6 ?? K1A0_z6(o);
-    const q5 = o.q7 ?? K1A0_z7(o);
-    const q6 = o.q8 ?? K1A0_z8(o);
+    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q193, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q186, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
+    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2644,7 +2570,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q236, $q237, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
+    return $pass($q238, $q239, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2653,17 +2579,16 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S7 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S7 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K1A0S7, $q243);
-    const c0 = $scratch($q186, x0);
-    return $plan($q167, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q186, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K1A0S7, $q245);
+    return $plan($q168, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V17, st);
+    return $evalAt(e, K1A0V18, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2675,14 +2600,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q111, $q112).shape.length === 3)) && ($need(o.t2, $q113, $q114).shape.length === 3)) && $same($need(o.t1, $q246, $q112).shape as readonly number[], $need(o.t2, $q247, $q114).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q112) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q112) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q112) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q115, $q112).dtype === $q116)) && ($need(o.t2, $q117, $q114).dtype === $q116)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q124, $q44).shape.length === 3)) && ($need(o.t2, $q125, $q46).shape.length === 3)) && $same($need(o.t1, $q247, $q44).shape as readonly number[], $need(o.t2, $q248, $q46).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q44) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q44) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q44) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q126, $q44).dtype === $q127)) && ($need(o.t2, $q128, $q46).dtype === $q127)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q129);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q119, () => (o.t2 !== null), () => $where(path) + $q120, () => ($need(o.t1, $q111, $q112).shape.length === 3), () => $why(path, K1A0V18, [$q111, () => $need(o.t1, $q111, $q112).shape.length]), () => ($need(o.t2, $q113, $q114).shape.length === 3), () => $why(path, K1A0V18, [$q113, () => $need(o.t2, $q113, $q114).shape.length]), () => $same($need(o.t1, $q246, $q112).shape as readonly number[], $need(o.t2, $q247, $q114).shape as readonly number[]), () => $why(path, K0A0V0, [$q246, () => $need(o.t1, $q246, $q112).shape, $q247, () => $need(o.t2, $q247, $q114).shape]), () => ($dimT(o.t1, (0 as number), $q112) === o.s0[0]), () => $why(path, K0A0V1, [$q121, () => $dimT(o.t1, (0 as number), $q112), $q67, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q112) === o.s0[1]), () => $why(path, K0A0V1, [$q122, () => $dimT(o.t1, (1 as number), $q112), $q209, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q112) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q112), $q110, () => K1A0_d12(o)]), () => ($need(o.t1, $q115, $q112).dtype === $q116), () => $why(path, K0A0V1, [$q115, () => $need(o.t1, $q115, $q112).dtype, $q76, $q75]), () => ($need(o.t2, $q117, $q114).dtype === $q116), () => $why(path, K0A0V1, [$q117, () => $need(o.t2, $q117, $q114).dtype, $q76, $q75]), () => $why(path, K0A0V1, [$q217, () => o.s0[2], $q68, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q130, () => (o.t2 !== null), () => $where(path) + $q131, () => ($need(o.t1, $q124, $q44).shape.length === 3), () => $why(path, K1A0V19, [$q124, () => $need(o.t1, $q124, $q44).shape.length]), () => ($need(o.t2, $q125, $q46).shape.length === 3), () => $why(path, K1A0V19, [$q125, () => $need(o.t2, $q125, $q46).shape.length]), () => $same($need(o.t1, $q247, $q44).shape as readonly number[], $need(o.t2, $q248, $q46).shape as readonly number[]), () => $why(path, K0A0V0, [$q247, () => $need(o.t1, $q247, $q44).shape, $q248, () => $need(o.t2, $q248, $q46).shape]), () => ($dimT(o.t1, (0 as number), $q44) === o.s0[0]), () => $why(path, K0A0V1, [$q132, () => $dimT(o.t1, (0 as number), $q44), $q81, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q44) === o.s0[1]), () => $why(path, K0A0V1, [$q133, () => $dimT(o.t1, (1 as number), $q44), $q217, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q44) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q44), $q123, () => K1A0_d12(o)]), () => ($need(o.t1, $q126, $q44).dtype === $q127), () => $why(path, K0A0V1, [$q126, () => $need(o.t1, $q126, $q44).dtype, $q89, $q88]), () => ($need(o.t2, $q128, $q46).dtype === $q127), () => $why(path, K0A0V1, [$q128, () => $need(o.t2, $q128, $q46).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q225, () => o.s0[2], $q82, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2694,37 +2619,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q118, () => K1A0_x15(o, [...[], $q118]));
-}
-function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q124, $q112, 2, K1A0V7));
-}
-function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q124, $q114, 2, K1A0V7));
+  return $condWhy(() => K1A0_d34(o), $q129, () => K1A0_x15(o, [...[], $q129]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q40, $q112);
-    const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q41, $q114);
-    const q1 = o.q2 ?? K1A0_z2(o);
-    const q2 = o.q3 ?? K1A0_z3(o);
-    const q3 = o.q4 ?? K1A0_z4(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q182, $q195);
-    const q6 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q183, $q200);
-    const q7 = o.q10 ?? K1A0_z10(o);
-    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q43, $q44);
+    const q0 = $buf(o.t1!, $q44, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q45, $q46);
+    const q1 = $buf(o.t2!, $q46, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q187, $q188);
+    const q6 = $buf(o.t9!, $q188, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q189, $q190);
+    const q7 = $buf(o.t10!, $q190, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q228, $q229, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
+    return $pass($q232, $q233, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2734,25 +2653,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S11 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S11 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q249;
-    if (s1 === undefined) $noShown(K1A0S11 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S11 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S11, $q242);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S11, $q244);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q39, K1A0S11, $q243);
-    const c0 = $scratch($q244, x0);
-    const c1 = $scratch($q186, x1);
-    return $plan($q167, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q244, size: x0 }, { id: $q186, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K1A0S11, $q245);
+    return $plan($q168, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V20, st);
+    return $evalAt(e, K1A0V21, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2764,22 +2681,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q40, $q112);
-    const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q41, $q114);
-    const q1 = o.q2 ?? K1A0_z2(o);
-    const q2 = o.q3 ?? K1A0_z3(o);
-    const q3 = o.q4 ?? K1A0_z4(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q43, $q44);
+    const q0 = $buf(o.t1!, $q44, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q45, $q46);
+    const q1 = $buf(o.t2!, $q46, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q228, $q229, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q232, $q233, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2788,17 +2705,16 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q250;
-    if (s0 === undefined) $noShown(K1A0S16 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S16 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q39, K1A0S16, $q243);
-    const c0 = $scratch($q186, x0);
-    return $plan($q167, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q186, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K1A0S16, $q245);
+    return $plan($q168, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V22, st);
+    return $evalAt(e, K1A0V23, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2807,25 +2723,25 @@ function K1A0_r3(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q3 ?? K1A0_z3(o);
-    const q1 = o.q4 ?? K1A0_z4(o);
-    const q2 = o.q5 ?? K1A0_z5(o);
-    const q3 = o.q6 ?? K1A0_z6(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    const q6 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q193, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q72, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
+    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q251, $q252, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
+    return $pass($q252, $q253, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V24, st);
+    return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2833,20 +2749,19 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q238;
-    if (s0 === undefined) $noShown(K1A0S20 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q240;
+    if (s0 === undefined) $noShown(K1A0S20 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q240;
-    if (s1 === undefined) $noShown(K1A0S20 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q242;
+    if (s1 === undefined) $noShown(K1A0S20 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S20, $q242);
-    const c0 = $scratch($q244, x0);
-    return $plan($q167, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q244, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S20, $q244);
+    return $plan($q168, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V25, st);
+    return $evalAt(e, K1A0V26, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2857,31 +2772,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q5 ?? K1A0_z5(o);
-    const q4 = o.q6 ?? K1A0_z6(o);
-    const q5 = o.q7 ?? K1A0_z7(o);
-    const q6 = o.q8 ?? K1A0_z8(o);
-    const q7 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q193, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q184, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q72, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q227), $u32(o.s0[0], pp, $q130), $u32(o.s5[0], pp, $q232), $u32(r0, pp, $q233), $u32(o.s6[1], pp, $q234), $u32(o.s3[2], pp, $q235), $f32(o.a4, pp, $q136), 0];
+    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q251, $q252, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
+    return $pass($q252, $q253, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V24, st);
+    return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q245;
-  if (s0 === undefined) $noShown(K1A0S24 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
+  if (s0 === undefined) $noShown(K1A0S24 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q167, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
+  return $plan($q168, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2893,20 +2808,19 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S27 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S27 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q249;
-    if (s1 === undefined) $noShown(K1A0S27 + $q241, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S27 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q39, K1A0S27, $q242);
-    const c0 = $scratch($q244, x0);
-    return $plan($q167, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q244, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S27, $q244);
+    return $plan($q168, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V26, st);
+    return $evalAt(e, K1A0V28, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2916,10 +2830,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q250;
-  if (s0 === undefined) $noShown(K1A0S31 + $q239, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
+  if (s0 === undefined) $noShown(K1A0S31 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q167, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
+  return $plan($q168, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2931,19 +2845,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q167, $q150);
+    $evalFail(e, $q168, $q151);
   }
-  const h0 = $outShape(o0, 3, $q167, $q137);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q116 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q167, $q137, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q168, $q72);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q127, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q168, $q72, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q167, $q223, o.u3.shape, h1, $q211);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q168, $q180, o.u3.shape, h1, $q219);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q167, $q224, o.u4.shape, h2, $q210);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q168, $q182, o.u4.shape, h2, $q218);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q151, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q151, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q151, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q152, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q152, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q152, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2953,29 +2867,29 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q152, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q153, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
-  const c = $call(call, K1);
-  const ins = $bag(c, $q1, K1);
-  const outs = $bag(c, $q2, K1);
-  const attrs = $bag(c, $q3, K1);
-  let t0: TensorDesc | null = null;
-  let t1: TensorDesc | null = null;
-  let t2: TensorDesc | null = null;
-  let t3: TensorDesc | null = null;
-  let t4: TensorDesc | null = null;
-  let t5: TensorDesc | null = null;
-  let t6: TensorDesc | null = null;
-  let t7: TensorDesc | null = null;
-  let t8: TensorDesc | null = null;
-  let t9: TensorDesc | null = null;
-  let t10: TensorDesc | null = null;
-  let t11: TensorDesc | null = null;
-  let u3: TensorDesc | null = null;
-  let u4: TensorDesc | null = null;
+  const own = $call(call, K1);
+  const ins = $bag(call, $q1, K1, own & 1);
+  const outs = $bag(call, $q2, K1, own & 2);
+  const attrs = $bag(call, $q3, K1, own & 4);
+  let t0: TensorSnap | null = null;
+  let t1: TensorSnap | null = null;
+  let t2: TensorSnap | null = null;
+  let t3: TensorSnap | null = null;
+  let t4: TensorSnap | null = null;
+  let t5: TensorSnap | null = null;
+  let t6: TensorSnap | null = null;
+  let t7: TensorSnap | null = null;
+  let t8: TensorSnap | null = null;
+  let t9: TensorSnap | null = null;
+  let t10: TensorSnap | null = null;
+  let t11: TensorSnap | null = null;
+  let u3: TensorSnap | null = null;
+  let u4: TensorSnap | null = null;
   let g0: unknown = undefined;
   let g1: unknown = undefined;
   let g2: unknown = undefined;
@@ -2986,41 +2900,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q134:
-          t0 = $td(ins[key], K1, $q124, key);
+        case $q64:
+          t0 = $td(ins[key], K1, $q28, key);
           break;
-        case $q112:
-          t1 = $td(ins[key], K1, $q124, key);
+        case $q44:
+          t1 = $td(ins[key], K1, $q28, key);
           break;
-        case $q114:
-          t2 = $td(ins[key], K1, $q124, key);
+        case $q46:
+          t2 = $td(ins[key], K1, $q28, key);
           break;
-        case $q223:
-          t3 = $td(ins[key], K1, $q124, key);
+        case $q180:
+          t3 = $td(ins[key], K1, $q28, key);
           break;
-        case $q224:
-          t4 = $td(ins[key], K1, $q124, key);
+        case $q182:
+          t4 = $td(ins[key], K1, $q28, key);
           break;
-        case $q230:
-          t5 = $td(ins[key], K1, $q124, key);
-          break;
-        case $q231:
-          t6 = $td(ins[key], K1, $q124, key);
-          break;
-        case $q225:
-          t7 = $td(ins[key], K1, $q124, key);
-          break;
-        case $q226:
-          t8 = $td(ins[key], K1, $q124, key);
+        case $q193:
+          t5 = $td(ins[key], K1, $q28, key);
           break;
         case $q195:
-          t9 = $td(ins[key], K1, $q124, key);
+          t6 = $td(ins[key], K1, $q28, key);
           break;
-        case $q200:
-          t10 = $td(ins[key], K1, $q124, key);
+        case $q184:
+          t7 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q186:
+          t8 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q188:
+          t9 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q190:
+          t10 = $td(ins[key], K1, $q28, key);
           break;
         default:
-          $fail($q0, K1 + $q153 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q154 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3028,17 +2942,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q137:
-          t11 = $td(outs[key], K1, $q59, key);
+        case $q72:
+          t11 = $td(outs[key], K1, $q29, key);
           break;
-        case $q223:
-          u3 = $td(outs[key], K1, $q59, key);
+        case $q180:
+          u3 = $td(outs[key], K1, $q29, key);
           break;
-        case $q224:
-          u4 = $td(outs[key], K1, $q59, key);
+        case $q182:
+          u4 = $td(outs[key], K1, $q29, key);
           break;
         default:
-          $fail($q0, K1 + $q154 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q155 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3046,26 +2960,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q253:
+        case $q254:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q156:
+        case $q157:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q157:
+        case $q158:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q254:
+        case $q255:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q135:
+        case $q139:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q255:
+        case $q256:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q158 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q159 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3074,95 +2988,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q124, $q134);
+    $missing(K1, $q28, $q64);
   } else {
     dt0 = t0.dtype;
-    by0 = $q134;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q124, $q134);
+    by0 = $q64;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q28, $q64);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q124, $q112);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q28, $q44);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q124, $q114);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q28, $q46);
   }
   if (t3 === null) {
-    $missing(K1, $q124, $q223);
+    $missing(K1, $q28, $q180);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q124, $q223);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q28, $q180);
   }
   if (t4 === null) {
-    $missing(K1, $q124, $q224);
+    $missing(K1, $q28, $q182);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q124, $q224);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q28, $q182);
   }
   if (t5 === null) {
-    $missing(K1, $q124, $q230);
+    $missing(K1, $q28, $q193);
   } else {
     dt1 = t5.dtype;
-    by1 = $q230;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q124, $q230);
+    by1 = $q193;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q28, $q193);
   }
   if (t6 === null) {
-    $missing(K1, $q124, $q231);
+    $missing(K1, $q28, $q195);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q124, $q231);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q28, $q195);
   }
   if (t7 === null) {
-    $missing(K1, $q124, $q225);
+    $missing(K1, $q28, $q184);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q124, $q225);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q28, $q184);
   }
   if (t8 === null) {
-    $missing(K1, $q124, $q226);
+    $missing(K1, $q28, $q186);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q124, $q226);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q28, $q186);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q124, $q195);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q28, $q188);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q124, $q200);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q28, $q190);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q59, $q137);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q29, $q72);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q59, $q223);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q29, $q180);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q59, $q224);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q29, $q182);
   }
-  if (dt0 === undefined) dt0 = $q116;
-  else if (dt0 !== $q116) $fail($q0, K1 + $q159 + dt0 + $q160);
-  if (dt1 === undefined) dt1 = $q161;
-  else if (dt1 !== $q161) $fail($q0, K1 + ": M = " + dt1 + $q162);
-  $num(g0, false, K1, $q253);
-  $num(g1, false, K1, $q156);
-  $num(g2, false, K1, $q157);
-  $num(g3, false, K1, $q254);
-  $num(g4, false, K1, $q135);
-  $num(g5, false, K1, $q255);
+  if (dt0 === undefined) dt0 = $q127;
+  else if (dt0 !== $q127) $fail($q0, K1 + $q160 + dt0 + $q161);
+  if (dt1 === undefined) dt1 = $q162;
+  else if (dt1 !== $q162) $fail($q0, K1 + ": M = " + dt1 + $q163);
+  $num(g0, false, K1, $q254);
+  $num(g1, false, K1, $q157);
+  $num(g2, false, K1, $q158);
+  $num(g3, false, K1, $q255);
+  $num(g4, false, K1, $q139);
+  $num(g5, false, K1, $q256);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q256);
-  if (a1 === undefined) $fail($q0, K1 + $q163);
-  if (a2 === undefined) $fail($q0, K1 + $q164);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q256);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q257);
+  if (a1 === undefined) $fail($q0, K1 + $q164);
+  if (a2 === undefined) $fail($q0, K1 + $q165);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q257);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q116 && dt1 === $q161) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
-  return $fail($q152, K1 + $q165 + "T=" + dt0 + ", " + "M=" + dt1 + $q166);
+  if (dt0 === $q127 && dt1 === $q162) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q153, K1 + $q166 + "T=" + dt0 + ", " + "M=" + dt1 + $q167);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -31,244 +31,245 @@ const $q24 = " bytes, more than ";
 const $q25 = "missing_shader";
 const $q26 = ": uniform field \u0060";
 const $q27 = "uniform";
-const $q28 = "main";
-const $q29 = "PagedAttention";
-const $q30 = "attrs.kv_num_heads";
-const $q31 = "attrs.num_heads";
-const $q32 = "dim(shapes.keyCacheT, 1)";
-const $q33 = "dim(shapes.keyCacheT, 3)";
-const $q34 = "present.keyT";
-const $q35 = "present.slotMappingT";
-const $q36 = ": no shader was built for pass `scatter` with ";
-const $q37 = "9936c0e6b3d6d056";
-const $q38 = "3b2f2d45896c9be2";
-const $q39 = "73b715c379731243";
-const $q40 = "d62f27c48ca03508";
-const $q41 = "55275c223924dbe5";
-const $q42 = ": no shader was built for pass `split_attention` with ";
-const $q43 = ": no shader was built for pass `merge` with ";
-const $q44 = "maxStorageBufferBindingSize";
-const $q45 = "key";
-const $q46 = "value";
-const $q47 = "key_cache";
-const $q48 = "value_cache";
-const $q49 = "cumulative_sequence_length";
-const $q50 = "past_seqlens";
-const $q51 = "block_table";
-const $q52 = "params";
-const $q53 = "uniform field `params.batchSize`";
-const $q54 = "uniform field `params.scatterCount`";
-const $q55 = "dispatch x";
-const $q56 = "dispatch y";
-const $q57 = ": pass `scatter`";
-const $q58 = "query";
-const $q59 = "partial_out";
-const $q60 = "partial_stats";
-const $q61 = "uniform field `params.scale`";
-const $q62 = "dispatch z";
-const $q63 = ": pass `split_attention`";
-const $q64 = "output";
-const $q65 = ": pass `merge`";
-const $q66 = "the shape of intermediate `partialOut`";
-const $q67 = "the shape of intermediate `partialStats`";
-const $q68 = "slot_mapping";
-const $q69 = "dfc2aa384efba530";
-const $q70 = "739aacc46097378a";
-const $q71 = "e06ecae8ba9bd220";
-const $q72 = "665727309d69052b";
-const $q73 = "0aa80eabb64a0d04";
-const $q74 = ": no shader was built for pass `main` with ";
-const $q75 = ": pass `main`";
-const $q76 = "headLayoutOk";
-const $q77 = "batchSize";
-const $q78 = "qHidden";
-const $q79 = "slotMappingT";
-const $q80 = "ranks.slotMappingT";
-const $q81 = "slotShapeOk";
-const $q82 = "shapes.valueCacheT";
-const $q83 = "shapes.keyCacheT";
-const $q84 = "headSize";
-const $q85 = "\"float16\"";
-const $q86 = "tensorDtypes.queryT";
-const $q87 = "attrs.num_heads % attrs.kv_num_heads";
-const $q88 = "maxBlocks";
-const $q89 = "dim(shapes.outputT, 0)";
-const $q90 = "tokenCount";
-const $q91 = "dim(shapes.outputT, 1)";
-const $q92 = "`true` is false";
-const $q93 = "`present.slotMappingT` is false";
-const $q94 = "cacheShapeOk";
-const $q95 = "ioShapeOk";
-const $q96 = "pagedContractOk";
-const $q97 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q98 = "65535";
-const $q99 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q100 = "1024";
-const $q101 = "dispatchFits";
-const $q102 = "numSplits";
-const $q103 = "headVec";
-const $q104 = "pagedSplitScratchBytes";
-const $q105 = "pagedSplitStatsBytes";
-const $q106 = "pagedSplitWg";
-const $q107 = "pagedSplitFits";
-const $q108 = "cacheVec4Ok";
-const $q109 = "device.limits.maxStorageBufferBindingSize";
-const $q110 = "1073741824";
-const $q111 = "device.limits.maxBufferSize";
-const $q112 = "device.limits.maxComputeWorkgroupSizeX";
-const $q113 = "pagedMergeWg";
-const $q114 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q115 = "49152";
-const $q116 = "qPerKv";
-const $q117 = "pagedSplitStorageBytes";
-const $q118 = "pagedSplitStorageFits";
-const $q119 = "kvHidden";
-const $q120 = "ranks.keyT";
-const $q121 = "keyT";
-const $q122 = "ranks.valueT";
-const $q123 = "valueT";
-const $q124 = "tensorDtypes.keyT";
-const $q125 = "float16";
-const $q126 = "tensorDtypes.valueT";
-const $q127 = "separateKv";
-const $q128 = "`present.keyT` is false";
-const $q129 = "`present.valueT` is false";
-const $q130 = "dim(shapes.keyT, 0)";
-const $q131 = "dim(shapes.keyT, 1)";
-const $q132 = "dim(shapes.queryT, 1)";
-const $q133 = "input";
-const $q134 = "keyCacheT";
-const $q135 = "valueCacheT";
-const $q136 = "cumulativeSequenceLengthT";
-const $q137 = "pastSeqlensT";
-const $q138 = "blockTableT";
-const $q139 = "params.batchSize";
-const $q140 = "params.scatterCount";
-const $q141 = "scatter";
-const $q142 = "PagedAttention.ScatterKV";
-const $q143 = "queryT";
-const $q144 = "scale";
-const $q145 = "params.scale";
-const $q146 = "outputT";
-const $q147 = "merge";
-const $q148 = "intermediate `partialOut`";
-const $q149 = "intermediate `partialStats`";
-const $q150 = "partialOut";
-const $q151 = "partialStats";
-const $q152 = "packedStride";
-const $q153 = "present.valueT";
-const $q154 = "packedKv";
-const $q155 = "pagedAttnWg";
-const $q156 = "pagedAttnStorageBytes";
-const $q157 = "pagedAttnStorageFits";
-const $q158 = "outputStoreOk";
-const $q159 = "the shape of output `outputT`";
-const $q160 = "contract";
-const $q161 = "no_variant";
-const $q162 = ": unknown input `";
-const $q163 = ": unknown output `";
-const $q164 = "is_causal";
-const $q165 = "kv_num_heads";
-const $q166 = "num_heads";
-const $q167 = ": unknown attribute `";
-const $q168 = ": T = ";
-const $q169 = " is not allowed; allowed: float16";
-const $q170 = "int32";
-const $q171 = " is not allowed; allowed: int32";
-const $q172 = ": attribute `kv_num_heads` is required";
-const $q173 = ": attribute `num_heads` is required";
-const $q174 = ": nothing was built for ";
-const $q175 = " on profile desktop-48k";
-const $q176 = "SparseAttention";
-const $q177 = ": pass `append`";
-const $q178 = "attrs.do_rotary";
-const $q179 = "attrs.rotary_interleaved";
-const $q180 = "dim(shapes.cosCacheT, 1)";
-const $q181 = "dim(shapes.pastKeyT, 3)";
-const $q182 = "present.cosCacheT";
-const $q183 = ": pass `rotate_q`";
-const $q184 = "attrs.sparse_block_size";
-const $q185 = "54b7fbe4d38063ef";
-const $q186 = ": no shader was built for pass `split_attend` with ";
-const $q187 = "present_key";
-const $q188 = "present_value";
-const $q189 = "total_sequence_length";
-const $q190 = "key_total_sequence_lengths";
-const $q191 = "cos_cache";
-const $q192 = "sin_cache";
-const $q193 = "block_row_indices";
-const $q194 = "block_col_indices";
-const $q195 = "partial";
-const $q196 = "uniform field `params.rowStride`";
-const $q197 = ": pass `split_attend`";
-const $q198 = "the shape of intermediate `rotatedQuery`";
-const $q199 = "the shape of intermediate `partial`";
-const $q200 = "6e9682c3a9a8ba4a";
-const $q201 = ": no shader was built for pass `attend` with ";
-const $q202 = ": pass `attend`";
-const $q203 = "layoutShapeOk";
-const $q204 = "cosCacheT";
-const $q205 = "rotaryHalf";
-const $q206 = "rotaryDim";
-const $q207 = "ranks.cosCacheT";
-const $q208 = "ranks.sinCacheT";
-const $q209 = "sinCacheT";
-const $q210 = "shapes.sinCacheT";
-const $q211 = "shapes.cosCacheT";
-const $q212 = "tensorDtypes.cosCacheT";
-const $q213 = "tensorDtypes.sinCacheT";
-const $q214 = "rotaryOk";
-const $q215 = "indexFits";
-const $q216 = "numLayout";
-const $q217 = "usesRotary";
-const $q218 = "seqLen";
-const $q219 = "shapes.pastValueT";
-const $q220 = "shapes.pastKeyT";
-const $q221 = "maxNnz";
-const $q222 = "sparseContractOk";
-const $q223 = "attnWorkgroupSize";
-const $q224 = "bindingsFit";
-const $q225 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q226 = "dim(shapes.queryT, 2)";
-const $q227 = "attnStorageBytes";
-const $q228 = "attnStorageFits";
-const $q229 = "sparsePartialBytes";
-const $q230 = "sparseSplitFits";
-const $q231 = "sparseMergeWg";
-const $q232 = "pastKeyT";
-const $q233 = "pastValueT";
-const $q234 = "totalSequenceLengthT";
-const $q235 = "keyTotalSequenceLengthsT";
-const $q236 = "params.seqLen";
-const $q237 = "append";
-const $q238 = "SparseAttention.AppendKV";
-const $q239 = "blockRowIndicesT";
-const $q240 = "blockColIndicesT";
-const $q241 = "params.numLayout";
-const $q242 = "params.rowStride";
-const $q243 = "params.colStride";
-const $q244 = "params.maxCacheSeq";
-const $q245 = "split_attend";
-const $q246 = "SparseAttention.AttendSplitK";
-const $q247 = "742962c2aba2b799";
-const $q248 = ": no shader was built for pass `append` with ";
-const $q249 = "bc41f32c70cb2068";
-const $q250 = ": no shader was built for pass `rotate_q` with ";
-const $q251 = "intermediate `rotatedQuery`";
-const $q252 = "intermediate `partial`";
-const $q253 = "rotatedQuery";
-const $q254 = "30c267ed5c3a2505";
-const $q255 = "shapes.keyT";
-const $q256 = "shapes.valueT";
-const $q257 = "cdfbd4128cb4b7fb";
-const $q258 = "f2be311d29ec445b";
-const $q259 = "dd2b703a3b7ff024";
-const $q260 = "attend";
-const $q261 = "SparseAttention.Attend";
-const $q262 = "do_rotary";
-const $q263 = "rotary_interleaved";
-const $q264 = "sparse_block_size";
-const $q265 = "; allowed values: 0, 1";
+const $q28 = "input";
+const $q29 = "output";
+const $q30 = "scratch";
+const $q31 = "main";
+const $q32 = "PagedAttention";
+const $q33 = "attrs.kv_num_heads";
+const $q34 = "attrs.num_heads";
+const $q35 = "dim(shapes.keyCacheT, 1)";
+const $q36 = "dim(shapes.keyCacheT, 3)";
+const $q37 = "present.keyT";
+const $q38 = "present.slotMappingT";
+const $q39 = ": no shader was built for pass `scatter` with ";
+const $q40 = "9936c0e6b3d6d056";
+const $q41 = "3b2f2d45896c9be2";
+const $q42 = "73b715c379731243";
+const $q43 = "d62f27c48ca03508";
+const $q44 = "55275c223924dbe5";
+const $q45 = ": no shader was built for pass `split_attention` with ";
+const $q46 = ": no shader was built for pass `merge` with ";
+const $q47 = "maxStorageBufferBindingSize";
+const $q48 = "key";
+const $q49 = "keyT";
+const $q50 = "value";
+const $q51 = "valueT";
+const $q52 = "key_cache";
+const $q53 = "keyCacheT";
+const $q54 = "value_cache";
+const $q55 = "valueCacheT";
+const $q56 = "cumulative_sequence_length";
+const $q57 = "cumulativeSequenceLengthT";
+const $q58 = "past_seqlens";
+const $q59 = "pastSeqlensT";
+const $q60 = "block_table";
+const $q61 = "blockTableT";
+const $q62 = "params";
+const $q63 = "uniform field `params.batchSize`";
+const $q64 = "uniform field `params.scatterCount`";
+const $q65 = "dispatch x";
+const $q66 = "dispatch y";
+const $q67 = ": pass `scatter`";
+const $q68 = "query";
+const $q69 = "queryT";
+const $q70 = "partial_out";
+const $q71 = "partialOut";
+const $q72 = "partial_stats";
+const $q73 = "partialStats";
+const $q74 = "uniform field `params.scale`";
+const $q75 = "dispatch z";
+const $q76 = ": pass `split_attention`";
+const $q77 = "outputT";
+const $q78 = ": pass `merge`";
+const $q79 = "the shape of intermediate `partialOut`";
+const $q80 = "the shape of intermediate `partialStats`";
+const $q81 = "slot_mapping";
+const $q82 = "slotMappingT";
+const $q83 = "dfc2aa384efba530";
+const $q84 = "739aacc46097378a";
+const $q85 = "e06ecae8ba9bd220";
+const $q86 = "665727309d69052b";
+const $q87 = "0aa80eabb64a0d04";
+const $q88 = ": no shader was built for pass `main` with ";
+const $q89 = ": pass `main`";
+const $q90 = "headLayoutOk";
+const $q91 = "batchSize";
+const $q92 = "qHidden";
+const $q93 = "ranks.slotMappingT";
+const $q94 = "slotShapeOk";
+const $q95 = "shapes.valueCacheT";
+const $q96 = "shapes.keyCacheT";
+const $q97 = "headSize";
+const $q98 = "\"float16\"";
+const $q99 = "tensorDtypes.queryT";
+const $q100 = "attrs.num_heads % attrs.kv_num_heads";
+const $q101 = "maxBlocks";
+const $q102 = "dim(shapes.outputT, 0)";
+const $q103 = "tokenCount";
+const $q104 = "dim(shapes.outputT, 1)";
+const $q105 = "`true` is false";
+const $q106 = "`present.slotMappingT` is false";
+const $q107 = "cacheShapeOk";
+const $q108 = "ioShapeOk";
+const $q109 = "pagedContractOk";
+const $q110 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q111 = "65535";
+const $q112 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q113 = "1024";
+const $q114 = "dispatchFits";
+const $q115 = "numSplits";
+const $q116 = "headVec";
+const $q117 = "pagedSplitScratchBytes";
+const $q118 = "pagedSplitStatsBytes";
+const $q119 = "pagedSplitWg";
+const $q120 = "pagedSplitFits";
+const $q121 = "cacheVec4Ok";
+const $q122 = "device.limits.maxStorageBufferBindingSize";
+const $q123 = "1073741824";
+const $q124 = "device.limits.maxBufferSize";
+const $q125 = "device.limits.maxComputeWorkgroupSizeX";
+const $q126 = "pagedMergeWg";
+const $q127 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q128 = "49152";
+const $q129 = "qPerKv";
+const $q130 = "pagedSplitStorageBytes";
+const $q131 = "pagedSplitStorageFits";
+const $q132 = "kvHidden";
+const $q133 = "ranks.keyT";
+const $q134 = "ranks.valueT";
+const $q135 = "tensorDtypes.keyT";
+const $q136 = "float16";
+const $q137 = "tensorDtypes.valueT";
+const $q138 = "separateKv";
+const $q139 = "`present.keyT` is false";
+const $q140 = "`present.valueT` is false";
+const $q141 = "dim(shapes.keyT, 0)";
+const $q142 = "dim(shapes.keyT, 1)";
+const $q143 = "dim(shapes.queryT, 1)";
+const $q144 = "params.batchSize";
+const $q145 = "params.scatterCount";
+const $q146 = "scatter";
+const $q147 = "PagedAttention.ScatterKV";
+const $q148 = "scale";
+const $q149 = "params.scale";
+const $q150 = "merge";
+const $q151 = "intermediate `partialOut`";
+const $q152 = "intermediate `partialStats`";
+const $q153 = "packedStride";
+const $q154 = "present.valueT";
+const $q155 = "packedKv";
+const $q156 = "pagedAttnWg";
+const $q157 = "pagedAttnStorageBytes";
+const $q158 = "pagedAttnStorageFits";
+const $q159 = "outputStoreOk";
+const $q160 = "the shape of output `outputT`";
+const $q161 = "contract";
+const $q162 = "no_variant";
+const $q163 = ": unknown input `";
+const $q164 = ": unknown output `";
+const $q165 = "is_causal";
+const $q166 = "kv_num_heads";
+const $q167 = "num_heads";
+const $q168 = ": unknown attribute `";
+const $q169 = ": T = ";
+const $q170 = " is not allowed; allowed: float16";
+const $q171 = "int32";
+const $q172 = " is not allowed; allowed: int32";
+const $q173 = ": attribute `kv_num_heads` is required";
+const $q174 = ": attribute `num_heads` is required";
+const $q175 = ": nothing was built for ";
+const $q176 = " on profile desktop-48k";
+const $q177 = "SparseAttention";
+const $q178 = ": pass `append`";
+const $q179 = "attrs.do_rotary";
+const $q180 = "attrs.rotary_interleaved";
+const $q181 = "dim(shapes.cosCacheT, 1)";
+const $q182 = "dim(shapes.pastKeyT, 3)";
+const $q183 = "present.cosCacheT";
+const $q184 = ": pass `rotate_q`";
+const $q185 = "attrs.sparse_block_size";
+const $q186 = "54b7fbe4d38063ef";
+const $q187 = ": no shader was built for pass `split_attend` with ";
+const $q188 = "present_key";
+const $q189 = "pastKeyT";
+const $q190 = "present_value";
+const $q191 = "pastValueT";
+const $q192 = "total_sequence_length";
+const $q193 = "totalSequenceLengthT";
+const $q194 = "key_total_sequence_lengths";
+const $q195 = "keyTotalSequenceLengthsT";
+const $q196 = "cos_cache";
+const $q197 = "cosCacheT";
+const $q198 = "sin_cache";
+const $q199 = "sinCacheT";
+const $q200 = "rotatedQuery";
+const $q201 = "block_row_indices";
+const $q202 = "blockRowIndicesT";
+const $q203 = "block_col_indices";
+const $q204 = "blockColIndicesT";
+const $q205 = "partial";
+const $q206 = "uniform field `params.rowStride`";
+const $q207 = ": pass `split_attend`";
+const $q208 = "the shape of intermediate `rotatedQuery`";
+const $q209 = "the shape of intermediate `partial`";
+const $q210 = "6e9682c3a9a8ba4a";
+const $q211 = ": no shader was built for pass `attend` with ";
+const $q212 = ": pass `attend`";
+const $q213 = "layoutShapeOk";
+const $q214 = "rotaryHalf";
+const $q215 = "rotaryDim";
+const $q216 = "ranks.cosCacheT";
+const $q217 = "ranks.sinCacheT";
+const $q218 = "shapes.sinCacheT";
+const $q219 = "shapes.cosCacheT";
+const $q220 = "tensorDtypes.cosCacheT";
+const $q221 = "tensorDtypes.sinCacheT";
+const $q222 = "rotaryOk";
+const $q223 = "indexFits";
+const $q224 = "numLayout";
+const $q225 = "usesRotary";
+const $q226 = "seqLen";
+const $q227 = "shapes.pastValueT";
+const $q228 = "shapes.pastKeyT";
+const $q229 = "maxNnz";
+const $q230 = "sparseContractOk";
+const $q231 = "attnWorkgroupSize";
+const $q232 = "bindingsFit";
+const $q233 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q234 = "dim(shapes.queryT, 2)";
+const $q235 = "attnStorageBytes";
+const $q236 = "attnStorageFits";
+const $q237 = "sparsePartialBytes";
+const $q238 = "sparseSplitFits";
+const $q239 = "sparseMergeWg";
+const $q240 = "params.seqLen";
+const $q241 = "append";
+const $q242 = "SparseAttention.AppendKV";
+const $q243 = "params.numLayout";
+const $q244 = "params.rowStride";
+const $q245 = "params.colStride";
+const $q246 = "params.maxCacheSeq";
+const $q247 = "split_attend";
+const $q248 = "SparseAttention.AttendSplitK";
+const $q249 = "742962c2aba2b799";
+const $q250 = ": no shader was built for pass `append` with ";
+const $q251 = "bc41f32c70cb2068";
+const $q252 = ": no shader was built for pass `rotate_q` with ";
+const $q253 = "intermediate `rotatedQuery`";
+const $q254 = "intermediate `partial`";
+const $q255 = "30c267ed5c3a2505";
+const $q256 = "shapes.keyT";
+const $q257 = "shapes.valueT";
+const $q258 = "cdfbd4128cb4b7fb";
+const $q259 = "f2be311d29ec445b";
+const $q260 = "dd2b703a3b7ff024";
+const $q261 = "attend";
+const $q262 = "SparseAttention.Attend";
+const $q263 = "do_rotary";
+const $q264 = "rotary_interleaved";
+const $q265 = "sparse_block_size";
+const $q266 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -283,20 +284,17 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
-/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
-export type BindingResource =
-  | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly words: readonly number[] };
+/** What a call binds to a binding: the byte size of its tensor's or scratch buffer's range [0, size), or a uniform's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
+export type BindingResource = number | readonly number[];
 
-/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
-export interface BindingPlan {
-  readonly binding: number;
-  readonly name: string;
-  readonly type: "storage" | "read-only-storage" | "uniform";
-}
+/** One binding of a pass: its number, WGSL name, buffer type and what it binds (one frozen list per pass, shared by its plans). */
+export type BindingPlan = { readonly binding: number; readonly name: string; readonly type: "storage" | "read-only-storage" | "uniform" } & (
+  | { readonly kind: "input" | "output"; readonly tensor: string }
+  | { readonly kind: "scratch"; readonly scratch: string }
+  | { readonly kind: "uniform" }
+);
 
-/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts x, y, z. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -304,15 +302,17 @@ export interface PassPlan {
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
   readonly resources: readonly BindingResource[];
-  readonly workgroups: readonly [number, number, number];
+  readonly x: number;
+  readonly y: number;
+  readonly z: number;
 }
 
-/** What to run for one call: the variant, its passes in order, scratch buffers, output shapes. */
+/** What to run for one call: the variant, its passes in order, scratch buffer sizes by id, output shapes. */
 export interface Plan {
   readonly kernel: string;
   readonly variant: string;
   readonly passes: readonly PassPlan[];
-  readonly scratch: readonly { readonly id: string; readonly size: number }[];
+  readonly scratch: Readonly<Record<string, number>>;
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }
 
@@ -331,6 +331,7 @@ export class KernelCallError extends Error {
 
 type V = number | boolean | string | readonly number[];
 type Bag = Readonly<Record<string, unknown>>;
+type TensorSnap = TensorDesc & { readonly n: number };
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
@@ -351,34 +352,43 @@ const $isInt = Number.isInteger;
 /**
  * The call itself: an object that is not an array, whose own keys are inputs, outputs and attrs
  * (and any starting with $, for comments), else an invalid_call error: a misspelled bag
- * ("attributes") would otherwise plan with the defaults.
+ * ("attributes") would otherwise plan with the defaults. Returns which bags the for-in found as own
+ * enumerable keys (1 inputs, 2 outputs, 4 attrs; V8 reduces hasOwnProperty in a for-in to an
+ * enum-cache check), so that $bag asks hasOwnProperty only for the others.
  */
-function $call(c: unknown, kernel: string): object {
+function $call(c: unknown, kernel: string): number {
   if (typeof c !== "object" || c === null || Array.isArray(c)) $fail($q0, kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  let own = 0;
   for (const k in c) {
-    if (k !== $q1 && k !== $q2 && k !== $q3 && k.charCodeAt(0) !== 36 && $hasOwn.call(c, k))
-      $fail($q0, kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    if ($hasOwn.call(c, k)) {
+      if (k === $q1) own |= 1;
+      else if (k === $q2) own |= 2;
+      else if (k === $q3) own |= 4;
+      else if (k.charCodeAt(0) !== 36) $fail($q0, kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    }
   }
-  return c;
+  return own;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
  * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
  * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
- * would see three names and go megamorphic).
+ * would see three names and go megamorphic). own: $call found it an own key (else hasOwnProperty asks).
  */
-function $bag(c: object, k: string, kernel: string): Bag | undefined {
-  const v = $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
+function $bag(c: object, k: string, kernel: string, own: number): Bag | undefined {
+  const v = own || $hasOwn.call(c, k) ? (k === $q1 ? (c as Call).inputs : k === $q2 ? (c as Call).outputs : (c as Bag)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) $fail($q0, kernel + ": call." + k + " must be an object keyed by " + (k === $q3 ? "attribute name" : "tensor id") + $q4 + $show(v));
   return v as Bag;
 }
 /**
  * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
- * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string), with
+ * its element count n (a TensorSnap), multiplied up left to right as the shape is copied: $buf's
+ * byte size needs no second loop over the shape.
  */
-function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc | null {
+function $td(v: unknown, kernel: string, what: string, id: string): TensorSnap | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
   // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
@@ -402,14 +412,17 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorDesc |
   // Allocated at its length (cheaper than growing it by push); every element is then set.
   const shape: number[] = new Array<number>(n);
   let ok = true;
+  let p = 1;
   for (let i = 0; i < n; i++) {
     const d: unknown = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
+    // Only a valid dimension is multiplied in: anything else (a Symbol, an object) is never converted.
+    if (typeof d === "number" && $isSafe(d) && d >= 0) p *= d;
+    else ok = false;
     shape[i] = d as number;
   }
   if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
-  return { shape, dtype };
+  return { shape, dtype, n: p };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
@@ -693,33 +706,35 @@ function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($bl). */
+/** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
 const BT = ["storage", "read-only-storage", $q27] as const;
+const BK = [$q28, $q29, $q30, $q27] as const;
 /**
- * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
- * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
+ * A pass's binding list, made once when the module loads from its layout (per binding, in binding
+ * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
+ * uniform) and frozen: every plan of the pass shares it.
  */
 function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
   const out: BindingPlan[] = [];
-  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i] as string, type: BT[layout[i + 1] as number]! }));
+  for (let i = 0; i < layout.length; i += 3) {
+    const c = layout[i + 1] as number;
+    const kind = BK[(c / 3) | 0]!;
+    const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
+    if (c < 9) b[kind === $q30 ? kind : "tensor"] = layout[i + 2];
+    out.push(Object.freeze(b) as BindingPlan);
+  }
   return Object.freeze(out);
 }
-/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+/** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q28, bindings, resources, workgroups: [x, y, z] };
-}
-/** A uniform buffer's words as a binding resource. */
-function $ur(words: number[]): BindingResource {
-  return { kind: $q27, words };
+  return { id, name, shader, entryPoint: $q31, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
-function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: readonly { readonly id: string; readonly size: number }[], outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
+function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
   return { kernel, variant, passes, scratch, outputShapes };
 }
-/** A scratch buffer's whole range as a binding resource. */
-function $scratch(scratch: string, size: number): BindingResource {
-  return { kind: "scratch", scratch, offset: 0, size };
-}
+/** The scratch sizes of a plan without scratch buffers: one frozen empty record, shared. */
+const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
   return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -741,13 +756,14 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
   throw e;
 }
 /**
- * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
- * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ * A tensor's whole byte size (rounded up to 4) as its binding's resource, or an eval error when it
+ * exceeds the binding limit; lim is the limit's value and name and the kernel's name (one module
+ * constant per kernel and limit).
  */
-function $buf(t: TensorDesc, kind: "input" | "output", id: string, bytes: number, lim: readonly [number, string, string]): BindingResource {
-  const size = $round4($product(t.shape) * bytes);
+function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
+  const size = $round4(t.n * bytes);
   if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
-  return { kind, tensor: id, offset: 0, size };
+  return size;
 }
 
 
@@ -779,7 +795,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q29;
+const K0 = $q32;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -792,96 +808,96 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q30, $q31, $q32, $q33, $q34, $q35];
+const K0A0V11: readonly string[] = [$q33, $q34, $q35, $q36, $q37, $q38];
 const K0A0S1 = " on profile desktop-48k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q30, $q31, $q32, $q33, $q34];
+const K0A0V12: readonly string[] = [$q33, $q34, $q35, $q36, $q37];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q37 : a0 === 8 ? $q38 : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q39 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q40 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q41 : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q40 : a0 === 8 ? $q41 : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q42 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q43 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q44 : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q31, $q33];
+const K0A0V13: readonly string[] = [$q34, $q36];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q46, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q29;
-const K0A0V14: readonly [number, string, string] = [1073741824, $q44, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q47, 0, $q48, 0, $q49, 1, $q50, 1, $q51, 1, $q52, 2]);
-const K0A0V16: readonly string[] = [$q53, $q54, $q55, $q56];
-const K0A0S3 = K0A0S0 + $q57;
-const K0A0V17: readonly BindingPlan[] = $bl([$q58, 1, $q47, 1, $q48, 1, $q49, 1, $q50, 1, $q51, 1, $q59, 0, $q60, 0, $q52, 2]);
-const K0A0V18: readonly string[] = [$q53, $q61, $q62];
-const K0A0S4 = K0A0S0 + $q63;
-const K0A0V19: readonly BindingPlan[] = $bl([$q59, 1, $q60, 1, $q64, 0]);
-const K0A0S5 = K0A0S0 + $q65;
-const K0A0V20: readonly string[] = [K0A0S0, $q66, K0A0S0, $q67];
+const K0A0S2 = $q32;
+const K0A0V14: readonly [number, string, string] = [1073741824, $q47, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
+const K0A0V16: readonly string[] = [$q63, $q64, $q65, $q66];
+const K0A0S3 = K0A0S0 + $q67;
+const K0A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q70, 6, $q71, $q72, 6, $q73, $q62, 11, 0]);
+const K0A0V18: readonly string[] = [$q63, $q74, $q75];
+const K0A0S4 = K0A0S0 + $q76;
+const K0A0V19: readonly BindingPlan[] = $bl([$q70, 7, $q71, $q72, 7, $q73, $q29, 3, $q77]);
+const K0A0S5 = K0A0S0 + $q78;
+const K0A0V20: readonly string[] = [K0A0S0, $q79, K0A0S0, $q80];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q47, 0, $q48, 0, $q68, 1, $q52, 2]);
-const K0A0V22: readonly string[] = [$q54, $q55, $q56];
-const K0A0S7 = K0A0S6 + $q57;
-const K0A0S8 = K0A0S6 + $q63;
-const K0A0S9 = K0A0S6 + $q65;
-const K0A0V23: readonly string[] = [K0A0S6, $q66, K0A0S6, $q67];
+const K0A0V21: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
+const K0A0V22: readonly string[] = [$q64, $q65, $q66];
+const K0A0S7 = K0A0S6 + $q67;
+const K0A0S8 = K0A0S6 + $q76;
+const K0A0S9 = K0A0S6 + $q78;
+const K0A0V23: readonly string[] = [K0A0S6, $q79, K0A0S6, $q80];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q37 : a0 === 8 ? $q38 : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q39 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q40 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q41 : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q40 : a0 === 8 ? $q41 : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q42 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q43 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q44 : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q58, 1, $q47, 0, $q48, 0, $q49, 1, $q50, 1, $q51, 1, $q52, 2]);
-const K0A0S11 = K0A0S10 + $q57;
-const K0A0S12 = K0A0S10 + $q63;
-const K0A0S13 = K0A0S10 + $q65;
-const K0A0V25: readonly string[] = [K0A0S10, $q66, K0A0S10, $q67];
+const K0A0V24: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
+const K0A0S11 = K0A0S10 + $q67;
+const K0A0S12 = K0A0S10 + $q76;
+const K0A0S13 = K0A0S10 + $q78;
+const K0A0V25: readonly string[] = [K0A0S10, $q79, K0A0S10, $q80];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q36, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q58, 1, $q47, 0, $q48, 0, $q68, 1, $q52, 2]);
-const K0A0S15 = K0A0S14 + $q57;
-const K0A0S16 = K0A0S14 + $q63;
-const K0A0S17 = K0A0S14 + $q65;
-const K0A0V27: readonly string[] = [K0A0S14, $q66, K0A0S14, $q67];
+const K0A0V26: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
+const K0A0S15 = K0A0S14 + $q67;
+const K0A0S16 = K0A0S14 + $q76;
+const K0A0S17 = K0A0S14 + $q78;
+const K0A0V27: readonly string[] = [K0A0S14, $q79, K0A0S14, $q80];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q69 : a0 === 8 ? $q70 : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q71 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q72 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q73 : null) : null) : null) : null) : null) ?? $noShader(vp + $q74, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q83 : a0 === 8 ? $q84 : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q85 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q86 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q87 : null) : null) : null) : null) : null) ?? $noShader(vp + $q88, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q57;
-const K0A0V29: readonly BindingPlan[] = $bl([$q58, 1, $q47, 1, $q48, 1, $q49, 1, $q50, 1, $q51, 1, $q64, 0, $q52, 2]);
-const K0A0V30: readonly string[] = [$q53, $q61];
-const K0A0S20 = K0A0S18 + $q75;
+const K0A0S19 = K0A0S18 + $q67;
+const K0A0V29: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q29, 3, $q77, $q62, 11, 0]);
+const K0A0V30: readonly string[] = [$q63, $q74];
+const K0A0S20 = K0A0S18 + $q89;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q57;
-const K0A0S23 = K0A0S21 + $q75;
+const K0A0S22 = K0A0S21 + $q67;
+const K0A0S23 = K0A0S21 + $q89;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q69 : a0 === 8 ? $q70 : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q71 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q72 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q73 : null) : null) : null) : null) : null) ?? $noShader(vp + $q74, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q83 : a0 === 8 ? $q84 : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q85 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q86 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q87 : null) : null) : null) : null) : null) ?? $noShader(vp + $q88, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q57;
-const K0A0S26 = K0A0S24 + $q75;
+const K0A0S25 = K0A0S24 + $q67;
+const K0A0S26 = K0A0S24 + $q89;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q57;
-const K0A0S29 = K0A0S27 + $q75;
+const K0A0S28 = K0A0S27 + $q67;
+const K0A0S29 = K0A0S27 + $q89;
 
 interface K0A0 {
-  readonly t0: TensorDesc | null;
-  readonly t1: TensorDesc | null;
-  readonly t2: TensorDesc | null;
-  readonly t3: TensorDesc | null;
-  readonly t4: TensorDesc | null;
-  readonly t5: TensorDesc | null;
-  readonly t6: TensorDesc | null;
-  readonly t7: TensorDesc | null;
-  readonly t8: TensorDesc | null;
-  t9: TensorDesc | null;
-  readonly u3: TensorDesc | null;
-  readonly u4: TensorDesc | null;
+  readonly t0: TensorSnap | null;
+  readonly t1: TensorSnap | null;
+  readonly t2: TensorSnap | null;
+  readonly t3: TensorSnap | null;
+  readonly t4: TensorSnap | null;
+  readonly t5: TensorSnap | null;
+  readonly t6: TensorSnap | null;
+  readonly t7: TensorSnap | null;
+  readonly t8: TensorSnap | null;
+  t9: TensorSnap | null;
+  readonly u3: TensorSnap | null;
+  readonly u4: TensorSnap | null;
   readonly a0: unknown;
   readonly a1: unknown;
   readonly a2: unknown;
@@ -917,16 +933,6 @@ interface K0A0 {
   m22: boolean | null;
   m23: number | null;
   m24: boolean | null;
-  q1: BindingResource | null;
-  q2: BindingResource | null;
-  q3: BindingResource | null;
-  q4: BindingResource | null;
-  q5: BindingResource | null;
-  q6: BindingResource | null;
-  q7: BindingResource | null;
-  q0: BindingResource | null;
-  q9: BindingResource | null;
-  q8: BindingResource | null;
   m25: number | null;
   m26: boolean | null;
   m27: number | null;
@@ -946,7 +952,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -954,7 +960,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q77);
+    throw $wrap(e, $q91);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -966,7 +972,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q78);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -976,9 +982,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q79) === o.s0[0]) && ($need(o.t8, $q80, $q79).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q82) === o.s0[0]) && ($need(o.t8, $q93, $q82).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q81);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -987,27 +993,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q82, () => o.s4, $q83, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q30, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q84, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q85, $q86, $q85])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q95, () => o.s4, $q96, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q33, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q97, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q98, $q99, $q98])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => $why(path, K0A0V3, [$q87, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => $why(path, K0A0V3, [$q100, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q77, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q77, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q77, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q88, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q91, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q91, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q101, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q89, () => o.t9!.shape[0], $q90, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q91, () => o.t9!.shape[1], $q78, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q86, $q85])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q102, () => o.t9!.shape[0], $q103, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q104, () => o.t9!.shape[1], $q92, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q99, $q98])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q79) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q79), $q90, () => o.s0[0]]), () => $why(path, K0A0V6, [$q80, () => $need(o.t8, $q80, $q79).shape.length])]) : c === false ? $where(path) + $q92 : $where(path) + $q93)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q82) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q82), $q103, () => o.s0[0]]), () => $why(path, K0A0V6, [$q93, () => $need(o.t8, $q93, $q82).shape.length])]) : c === false ? $where(path) + $q105 : $where(path) + $q106)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q94]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q76]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q95]), () => K0A0_x5(o, [...path, $q81])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q107]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q90]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q108]), () => K0A0_x5(o, [...path, $q94])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1019,7 +1025,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q96, () => K0A0_x0(o, [...[], $q96]));
+  return $condWhy(() => K0A0_d7(o), $q109, () => K0A0_x0(o, [...[], $q109]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1027,7 +1033,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q90, () => o.s0[0], $q97, $q98]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q31, () => o.a2, $q97, $q98]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q99, $q100])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q103, () => o.s0[0], $q110, $q111]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q34, () => o.a2, $q110, $q111]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q112, $q113])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1039,7 +1045,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q101, () => K0A0_x6(o, [...[], $q101]));
+  return $condWhy(() => K0A0_d8(o), $q114, () => K0A0_x6(o, [...[], $q114]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1070,7 +1076,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q115);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1083,7 +1089,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q103);
+    throw $wrap(e, $q116);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1091,7 +1097,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q117);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1099,7 +1105,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q118);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1107,7 +1113,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q106);
+    throw $wrap(e, $q119);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1119,7 +1125,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q120);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1129,7 +1135,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q102, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q108]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q103, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d15(o), $q109, $q110]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q104, () => K0A0_d15(o), $q111, $q110]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d16(o), $q109, $q110]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d16(o), $q111, $q110]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q102, () => K0A0_d12(o), $q97, $q98]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d14(o), $q99, $q100]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q103, () => K0A0_d14(o), $q112, $q100]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d17(o), $q99, $q100]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d17(o), $q112, $q100]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q113, () => K0A0_d18(o), $q99, $q100]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q113, () => K0A0_d18(o), $q112, $q100]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q114, $q115])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q115, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q121]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q116, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d15(o), $q122, $q123]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d15(o), $q124, $q123]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d16(o), $q122, $q123]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d16(o), $q124, $q123]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q115, () => K0A0_d12(o), $q110, $q111]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q116, () => K0A0_d14(o), $q112, $q113]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q116, () => K0A0_d14(o), $q125, $q113]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d17(o), $q112, $q113]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d17(o), $q125, $q113]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q126, () => K0A0_d18(o), $q112, $q113]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q126, () => K0A0_d18(o), $q125, $q113]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q127, $q128])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1141,14 +1147,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q107, () => K0A0_x7(o, [...[], $q107]));
+  return $condWhy(() => K0A0_d19(o), $q120, () => K0A0_x7(o, [...[], $q120]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q129);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1156,7 +1162,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q130);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1165,7 +1171,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q117, () => K0A0_d21(o), $q114, $q115]);
+  return $why(path, K0A0V7, [$q130, () => K0A0_d21(o), $q127, $q128]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1177,27 +1183,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q118, () => K0A0_x9(o, [...[], $q118]));
+  return $condWhy(() => K0A0_d22(o), $q131, () => K0A0_x9(o, [...[], $q131]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q119);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q120, $q121).shape.length === 2)) && ($need(o.t2, $q122, $q123).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q121) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q123) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q121) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q123) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q124, $q121).dtype === $q125)) && ($need(o.t2, $q126, $q123).dtype === $q125)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q133, $q49).shape.length === 2)) && ($need(o.t2, $q134, $q51).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q51) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q135, $q49).dtype === $q136)) && ($need(o.t2, $q137, $q51).dtype === $q136)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q127);
+    throw $wrap(e, $q138);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q128, () => (o.t2 !== null), () => $where(path) + $q129, () => ($need(o.t1, $q120, $q121).shape.length === 2), () => $why(path, K0A0V9, [$q120, () => $need(o.t1, $q120, $q121).shape.length]), () => ($need(o.t2, $q122, $q123).shape.length === 2), () => $why(path, K0A0V9, [$q122, () => $need(o.t2, $q122, $q123).shape.length]), () => ($dimT(o.t1, (0 as number), $q121) === o.s0[0]), () => $why(path, K0A0V1, [$q130, () => $dimT(o.t1, (0 as number), $q121), $q90, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q123) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q123), $q90, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q121) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q131, () => $dimT(o.t1, (1 as number), $q121), $q119, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q123) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q123), $q119, () => K0A0_d23(o)]), () => ($need(o.t1, $q124, $q121).dtype === $q125), () => $why(path, K0A0V1, [$q124, () => $need(o.t1, $q124, $q121).dtype, $q86, $q85]), () => ($need(o.t2, $q126, $q123).dtype === $q125), () => $why(path, K0A0V1, [$q126, () => $need(o.t2, $q126, $q123).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q132, () => o.s0[1], $q78, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q139, () => (o.t2 !== null), () => $where(path) + $q140, () => ($need(o.t1, $q133, $q49).shape.length === 2), () => $why(path, K0A0V9, [$q133, () => $need(o.t1, $q133, $q49).shape.length]), () => ($need(o.t2, $q134, $q51).shape.length === 2), () => $why(path, K0A0V9, [$q134, () => $need(o.t2, $q134, $q51).shape.length]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (0 as number), $q49), $q103, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q51), $q103, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q142, () => $dimT(o.t1, (1 as number), $q49), $q132, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q51) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q51), $q132, () => K0A0_d23(o)]), () => ($need(o.t1, $q135, $q49).dtype === $q136), () => $why(path, K0A0V1, [$q135, () => $need(o.t1, $q135, $q49).dtype, $q99, $q98]), () => ($need(o.t2, $q137, $q51).dtype === $q136), () => $why(path, K0A0V1, [$q137, () => $need(o.t2, $q137, $q51).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q143, () => o.s0[1], $q92, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1209,7 +1215,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q127, () => K0A0_x10(o, [...[], $q127]));
+  return $condWhy(() => K0A0_d24(o), $q138, () => K0A0_x10(o, [...[], $q138]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1217,92 +1223,65 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q35, () => (o.t8 !== null)]);
-}
-function K0A0_z1(o: K0A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q133, $q121, 2, K0A0V14));
-}
-function K0A0_z2(o: K0A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q133, $q123, 2, K0A0V14));
-}
-function K0A0_z3(o: K0A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q133, $q134, 2, K0A0V14));
-}
-function K0A0_z4(o: K0A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q133, $q135, 2, K0A0V14));
-}
-function K0A0_z5(o: K0A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q133, $q136, 4, K0A0V14));
-}
-function K0A0_z6(o: K0A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q133, $q137, 4, K0A0V14));
-}
-function K0A0_z7(o: K0A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q133, $q138, 4, K0A0V14));
+  return $why([], K0A0V10, [$q38, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q121);
-    const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q46, $q123);
-    const q1 = o.q2 ?? K0A0_z2(o);
-    const q2 = o.q3 ?? K0A0_z3(o);
-    const q3 = o.q4 ?? K0A0_z4(o);
-    const q4 = o.q5 ?? K0A0_z5(o);
-    const q5 = o.q6 ?? K0A0_z6(o);
-    const q6 = o.q7 ?? K0A0_z7(o);
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q55, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q57, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q59, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q61, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q139), $u32(r1, pp, $q140), 0, 0];
+    const b7 = [$u32(r0, pp, $q144), $u32(r1, pp, $q145), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q141, $q142, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q146, $q147, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
 }
-function K0A0_z0(o: K0A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q133, $q143, 2, K0A0V14));
-}
-function K0A0_y1(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q144) : 0);
-    const b8 = [$u32(r0, pp, $q139), $f32(r1, pp, $q145), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q148) : 0);
+    const b8 = [$u32(r0, pp, $q144), $f32(r1, pp, $q149), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
     const r2: unknown = (o.m12 ?? K0A0_d12(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, $ur(b8)], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K0A0V18, st);
   }
 }
-function K0A0_z9(o: K0A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q64, $q146, 2, K0A0V14));
-}
-function K0A0_y2(o: K0A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
-  const q0 = o.q9 ?? K0A0_z9(o);
+function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
+  const q0 = $buf(o.t9!, $q77, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q147, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q150, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1312,13 +1291,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S0, $q148);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S0, $q151);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S0, $q149);
-    const c0 = $scratch($q150, x0);
-    const c1 = $scratch($q151, x1);
-    return $plan($q29, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, c0, c1), K0A0_y2(o, K0A0S5, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S0, $q152);
+    return $plan($q32, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1335,32 +1312,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q93;
-}
-function K0A0_z8(o: K0A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q133, $q79, 4, K0A0V14));
+  return $where([]) + $q106;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q121);
-    const q0 = o.q1 ?? K0A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q46, $q123);
-    const q1 = o.q2 ?? K0A0_z2(o);
-    const q2 = o.q3 ?? K0A0_z3(o);
-    const q3 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q68, $q79);
-    const q4 = o.q8 ?? K0A0_z8(o);
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q55, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q81, $q82);
+    const q4 = $buf(o.t8!, $q82, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q140), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q145), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q141, $q142, s, K0A0V21, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q146, $q147, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1373,13 +1347,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S6, $q148);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S6, $q151);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S6, $q149);
-    const c0 = $scratch($q150, x0);
-    const c1 = $scratch($q151, x1);
-    return $plan($q29, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, c0, c1), K0A0_y2(o, K0A0S9, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S6, $q152);
+    return $plan($q32, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1395,7 +1367,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q152);
+    throw $wrap(e, $q153);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1404,7 +1376,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q153, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q132, () => o.s0[1], $q152, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q154, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q143, () => o.s0[1], $q153, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1416,29 +1388,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q154, () => K0A0_x11(o, [...[], $q154]));
+  return $condWhy(() => K0A0_d26(o), $q155, () => K0A0_x11(o, [...[], $q155]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q139), $u32(r1, pp, $q140), 0, 0];
+    const b6 = [$u32(r0, pp, $q144), $u32(r1, pp, $q145), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q141, $q142, s, K0A0V24, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q146, $q147, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1451,13 +1423,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S10, $q148);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S10, $q151);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S10, $q149);
-    const c0 = $scratch($q150, x0);
-    const c1 = $scratch($q151, x1);
-    return $plan($q29, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, c0, c1), K0A0_y2(o, K0A0S13, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S10, $q152);
+    return $plan($q32, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1471,21 +1441,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    if (o.t8 === null) $omitted(pp, $q68, $q79);
-    const q3 = o.q8 ?? K0A0_z8(o);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q81, $q82);
+    const q3 = $buf(o.t8!, $q82, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q140), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q145), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q141, $q142, s, K0A0V26, [q0, q1, q2, q3, $ur(b4)], wx, wy, 1);
+    return $pass($q146, $q147, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1498,13 +1468,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K0A0S14, $q148);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S14, $q151);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K0A0S14, $q149);
-    const c0 = $scratch($q150, x0);
-    const c1 = $scratch($q151, x1);
-    return $plan($q29, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, c0, c1), K0A0_y2(o, K0A0S17, s2, c0, c1)], [{ id: $q150, size: x0 }, { id: $q151, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S14, $q152);
+    return $plan($q32, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1544,7 +1512,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q155);
+    throw $wrap(e, $q156);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1552,7 +1520,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q156);
+    throw $wrap(e, $q157);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1561,7 +1529,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => $why(path, K0A0V7, [$q156, () => K0A0_d31(o), $q114, $q115]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q155, () => K0A0_d30(o), $q99, $q100]), () => $why(path, K0A0V7, [$q155, () => K0A0_d30(o), $q112, $q100])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => $why(path, K0A0V7, [$q157, () => K0A0_d31(o), $q127, $q128]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q156, () => K0A0_d30(o), $q112, $q113]), () => $why(path, K0A0V7, [$q156, () => K0A0_d30(o), $q125, $q113])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1573,7 +1541,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q157, () => K0A0_x12(o, [...[], $q157]));
+  return $condWhy(() => K0A0_d32(o), $q158, () => K0A0_x12(o, [...[], $q158]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1581,7 +1549,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q108, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V28, [$q121, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1593,26 +1561,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q158, () => K0A0_x13(o, [...[], $q158]));
+  return $condWhy(() => K0A0_d33(o), $q159, () => K0A0_x13(o, [...[], $q159]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K0A0_z0(o);
-    const q1 = o.q3 ?? K0A0_z3(o);
-    const q2 = o.q4 ?? K0A0_z4(o);
-    const q3 = o.q5 ?? K0A0_z5(o);
-    const q4 = o.q6 ?? K0A0_z6(o);
-    const q5 = o.q7 ?? K0A0_z7(o);
-    const q6 = o.q9 ?? K0A0_z9(o);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q77, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q144) : 0);
-    const b7 = [$u32(r0, pp, $q139), $f32(r1, pp, $q145), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q148) : 0);
+    const b7 = [$u32(r0, pp, $q144), $f32(r1, pp, $q149), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q28, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q31, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1620,7 +1588,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q29, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], [], shapes);
+  return $plan($q32, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1631,7 +1599,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q29, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], [], shapes);
+  return $plan($q32, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1642,7 +1610,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q29, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], [], shapes);
+  return $plan($q32, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1653,7 +1621,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q29, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], [], shapes);
+  return $plan($q32, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1666,18 +1634,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q29, $q159);
+    $evalFail(e, $q32, $q160);
   }
-  const h0 = $outShape(o0, 2, $q29, $q146);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q125 };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q29, $q146, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q32, $q77);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q136, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q32, $q77, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q29, $q134, o.u3.shape, h1, $q83);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q32, $q53, o.u3.shape, h1, $q96);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q29, $q135, o.u4.shape, h2, $q82);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q32, $q55, o.u4.shape, h2, $q95);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q160, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q160, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1687,27 +1655,27 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q161, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan0(call: PagedAttentionCall): Plan {
-  const c = $call(call, K0);
-  const ins = $bag(c, $q1, K0);
-  const outs = $bag(c, $q2, K0);
-  const attrs = $bag(c, $q3, K0);
-  let t0: TensorDesc | null = null;
-  let t1: TensorDesc | null = null;
-  let t2: TensorDesc | null = null;
-  let t3: TensorDesc | null = null;
-  let t4: TensorDesc | null = null;
-  let t5: TensorDesc | null = null;
-  let t6: TensorDesc | null = null;
-  let t7: TensorDesc | null = null;
-  let t8: TensorDesc | null = null;
-  let t9: TensorDesc | null = null;
-  let u3: TensorDesc | null = null;
-  let u4: TensorDesc | null = null;
+  const own = $call(call, K0);
+  const ins = $bag(call, $q1, K0, own & 1);
+  const outs = $bag(call, $q2, K0, own & 2);
+  const attrs = $bag(call, $q3, K0, own & 4);
+  let t0: TensorSnap | null = null;
+  let t1: TensorSnap | null = null;
+  let t2: TensorSnap | null = null;
+  let t3: TensorSnap | null = null;
+  let t4: TensorSnap | null = null;
+  let t5: TensorSnap | null = null;
+  let t6: TensorSnap | null = null;
+  let t7: TensorSnap | null = null;
+  let t8: TensorSnap | null = null;
+  let t9: TensorSnap | null = null;
+  let u3: TensorSnap | null = null;
+  let u4: TensorSnap | null = null;
   let g0: unknown = undefined;
   let g1: unknown = undefined;
   let g2: unknown = undefined;
@@ -1716,35 +1684,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q143:
-          t0 = $td(ins[key], K0, $q133, key);
+        case $q69:
+          t0 = $td(ins[key], K0, $q28, key);
           break;
-        case $q121:
-          t1 = $td(ins[key], K0, $q133, key);
+        case $q49:
+          t1 = $td(ins[key], K0, $q28, key);
           break;
-        case $q123:
-          t2 = $td(ins[key], K0, $q133, key);
+        case $q51:
+          t2 = $td(ins[key], K0, $q28, key);
           break;
-        case $q134:
-          t3 = $td(ins[key], K0, $q133, key);
+        case $q53:
+          t3 = $td(ins[key], K0, $q28, key);
           break;
-        case $q135:
-          t4 = $td(ins[key], K0, $q133, key);
+        case $q55:
+          t4 = $td(ins[key], K0, $q28, key);
           break;
-        case $q136:
-          t5 = $td(ins[key], K0, $q133, key);
+        case $q57:
+          t5 = $td(ins[key], K0, $q28, key);
           break;
-        case $q137:
-          t6 = $td(ins[key], K0, $q133, key);
+        case $q59:
+          t6 = $td(ins[key], K0, $q28, key);
           break;
-        case $q138:
-          t7 = $td(ins[key], K0, $q133, key);
+        case $q61:
+          t7 = $td(ins[key], K0, $q28, key);
           break;
-        case $q79:
-          t8 = $td(ins[key], K0, $q133, key);
+        case $q82:
+          t8 = $td(ins[key], K0, $q28, key);
           break;
         default:
-          $fail($q0, K0 + $q162 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q163 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1752,17 +1720,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q146:
-          t9 = $td(outs[key], K0, $q64, key);
+        case $q77:
+          t9 = $td(outs[key], K0, $q29, key);
           break;
-        case $q134:
-          u3 = $td(outs[key], K0, $q64, key);
+        case $q53:
+          u3 = $td(outs[key], K0, $q29, key);
           break;
-        case $q135:
-          u4 = $td(outs[key], K0, $q64, key);
+        case $q55:
+          u4 = $td(outs[key], K0, $q29, key);
           break;
         default:
-          $fail($q0, K0 + $q163 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q164 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1770,20 +1738,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q164:
+        case $q165:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q165:
+        case $q166:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q166:
+        case $q167:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q144:
+        case $q148:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q168 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1792,80 +1760,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q133, $q143);
+    $missing(K0, $q28, $q69);
   } else {
     dt0 = t0.dtype;
-    by0 = $q143;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q133, $q143);
+    by0 = $q69;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q28, $q69);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q133, $q121);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q28, $q49);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q133, $q123);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q28, $q51);
   }
   if (t3 === null) {
-    $missing(K0, $q133, $q134);
+    $missing(K0, $q28, $q53);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q133, $q134);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q28, $q53);
   }
   if (t4 === null) {
-    $missing(K0, $q133, $q135);
+    $missing(K0, $q28, $q55);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q133, $q135);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q28, $q55);
   }
   if (t5 === null) {
-    $missing(K0, $q133, $q136);
+    $missing(K0, $q28, $q57);
   } else {
     dt1 = t5.dtype;
-    by1 = $q136;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q133, $q136);
+    by1 = $q57;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q28, $q57);
   }
   if (t6 === null) {
-    $missing(K0, $q133, $q137);
+    $missing(K0, $q28, $q59);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q133, $q137);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q28, $q59);
   }
   if (t7 === null) {
-    $missing(K0, $q133, $q138);
+    $missing(K0, $q28, $q61);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q133, $q138);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q28, $q61);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q133, $q79);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q28, $q82);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q64, $q146);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q29, $q77);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q64, $q134);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q29, $q53);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q64, $q135);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q29, $q55);
   }
-  if (dt0 === undefined) dt0 = $q125;
-  else if (dt0 !== $q125) $fail($q0, K0 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K0 + ": S = " + dt1 + $q171);
-  $num(g0, false, K0, $q164);
-  $num(g1, false, K0, $q165);
-  $num(g2, false, K0, $q166);
-  $num(g3, false, K0, $q144);
+  if (dt0 === undefined) dt0 = $q136;
+  else if (dt0 !== $q136) $fail($q0, K0 + $q169 + dt0 + $q170);
+  if (dt1 === undefined) dt1 = $q171;
+  else if (dt1 !== $q171) $fail($q0, K0 + ": S = " + dt1 + $q172);
+  $num(g0, false, K0, $q165);
+  $num(g1, false, K0, $q166);
+  $num(g2, false, K0, $q167);
+  $num(g3, false, K0, $q148);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q172);
-  if (a2 === undefined) $fail($q0, K0 + $q173);
-  if (dt0 === $q125 && dt1 === $q170) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, q1: null, q2: null, q3: null, q4: null, q5: null, q6: null, q7: null, q0: null, q9: null, q8: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q161, K0 + $q174 + "T=" + dt0 + ", " + "S=" + dt1 + $q175);
+  if (a1 === undefined) $fail($q0, K0 + $q173);
+  if (a2 === undefined) $fail($q0, K0 + $q174);
+  if (dt0 === $q136 && dt1 === $q171) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q162, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1899,111 +1867,113 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q176;
+const K1 = $q177;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q177;
-const K1A0V3: readonly string[] = [$q178, $q30, $q31, $q179, $q180, "dim(shapes.pastKeyT, 2)", $q181, $q182, $q34];
+const K1A0S1 = K1A0S0 + $q178;
+const K1A0V3: readonly string[] = [$q179, $q33, $q34, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q37];
 const K1A0S2 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q183;
-const K1A0V4: readonly string[] = [$q30, $q31, $q179, $q180, $q181, $q182, $q34];
-const K1A0V5: readonly string[] = [$q178, $q30, $q31, $q184, $q181, $q34];
+const K1A0S3 = K1A0S0 + $q184;
+const K1A0V4: readonly string[] = [$q33, $q34, $q180, $q181, $q182, $q183, $q37];
+const K1A0V5: readonly string[] = [$q179, $q33, $q34, $q185, $q182, $q37];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q31, $q181];
+const K1A0V6: readonly string[] = [$q34, $q182];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q43, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q46, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q176;
-const K1A0V7: readonly [number, string, string] = [1073741824, $q44, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q58, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q191, 1, $q192, 1, $q52, 2]);
-const K1A0V9: readonly string[] = [$q55, $q56];
-const K1A0V10: readonly BindingPlan[] = $bl([$q58, 1, $q191, 1, $q192, 1, $q189, 1, $q190, 1, "rotated_query", 0, $q52, 2]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q58, 1, $q187, 1, $q188, 1, $q193, 1, $q194, 1, $q189, 1, $q190, 1, $q195, 0, $q52, 2]);
-const K1A0V12: readonly string[] = [$q196, $q55, $q62];
-const K1A0S5 = K1A0S0 + $q197;
-const K1A0V13: readonly BindingPlan[] = $bl([$q195, 1, $q64, 0]);
-const K1A0V14: readonly string[] = [$q62];
-const K1A0S6 = K1A0S0 + $q65;
-const K1A0V15: readonly string[] = [K1A0S0, $q198, K1A0S0, $q199];
+const K1A0S4 = $q177;
+const K1A0V7: readonly [number, string, string] = [1073741824, $q47, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q62, 11, 0]);
+const K1A0V9: readonly string[] = [$q65, $q66];
+const K1A0V10: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q196, 1, $q197, $q198, 1, $q199, $q192, 1, $q193, $q194, 1, $q195, "rotated_query", 6, $q200, $q62, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q68, 7, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 6, $q205, $q62, 11, 0]);
+const K1A0V12: readonly string[] = [$q206, $q65, $q75];
+const K1A0S5 = K1A0S0 + $q207;
+const K1A0V13: readonly BindingPlan[] = $bl([$q205, 7, $q205, $q29, 3, $q77]);
+const K1A0V14: readonly string[] = [$q75];
+const K1A0S6 = K1A0S0 + $q78;
+const K1A0V15: readonly string[] = [K1A0S0, $q208, K1A0S0, $q209];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q58, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q52, 2]);
-const K1A0S8 = K1A0S7 + $q177;
-const K1A0S9 = K1A0S7 + $q197;
-const K1A0S10 = K1A0S7 + $q65;
-const K1A0V17: readonly string[] = [K1A0S7, $q199];
-const K1A0V18: readonly string[] = ["", " == 3"];
+const K1A0V16: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
+const K1A0S8 = K1A0S7 + $q178;
+const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 6, $q205, $q62, 11, 0]);
+const K1A0S9 = K1A0S7 + $q207;
+const K1A0S10 = K1A0S7 + $q78;
+const K1A0V18: readonly string[] = [K1A0S7, $q209];
+const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q177;
-const K1A0S13 = K1A0S11 + $q183;
+const K1A0S12 = K1A0S11 + $q178;
+const K1A0S13 = K1A0S11 + $q184;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V19: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q191, 1, $q192, 1, $q52, 2]);
-const K1A0S14 = K1A0S11 + $q197;
-const K1A0S15 = K1A0S11 + $q65;
-const K1A0V20: readonly string[] = [K1A0S11, $q198, K1A0S11, $q199];
+const K1A0V20: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q62, 11, 0]);
+const K1A0S14 = K1A0S11 + $q207;
+const K1A0S15 = K1A0S11 + $q78;
+const K1A0V21: readonly string[] = [K1A0S11, $q208, K1A0S11, $q209];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q185 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q186, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, 1, $q187, 0, $q188, 0, $q189, 1, $q190, 1, $q52, 2]);
-const K1A0S17 = K1A0S16 + $q177;
-const K1A0S18 = K1A0S16 + $q197;
-const K1A0S19 = K1A0S16 + $q65;
-const K1A0V22: readonly string[] = [K1A0S16, $q199];
+const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
+const K1A0S17 = K1A0S16 + $q178;
+const K1A0S18 = K1A0S16 + $q207;
+const K1A0S19 = K1A0S16 + $q78;
+const K1A0V23: readonly string[] = [K1A0S16, $q209];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q177;
-const K1A0S22 = K1A0S20 + $q183;
+const K1A0S21 = K1A0S20 + $q178;
+const K1A0S22 = K1A0S20 + $q184;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q58, 1, $q187, 1, $q188, 1, $q193, 1, $q194, 1, $q189, 1, $q190, 1, $q64, 0, $q52, 2]);
-const K1A0V24: readonly string[] = [$q196];
-const K1A0S23 = K1A0S20 + $q202;
-const K1A0V25: readonly string[] = [K1A0S20, $q198];
+const K1A0V24: readonly BindingPlan[] = $bl([$q68, 7, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q29, 3, $q77, $q62, 11, 0]);
+const K1A0V25: readonly string[] = [$q206];
+const K1A0S23 = K1A0S20 + $q212;
+const K1A0V26: readonly string[] = [K1A0S20, $q208];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q177;
-const K1A0S26 = K1A0S24 + $q202;
+const K1A0S25 = K1A0S24 + $q178;
+const K1A0V27: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q29, 3, $q77, $q62, 11, 0]);
+const K1A0S26 = K1A0S24 + $q212;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q177;
-const K1A0S29 = K1A0S27 + $q183;
+const K1A0S28 = K1A0S27 + $q178;
+const K1A0S29 = K1A0S27 + $q184;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q202;
-const K1A0V26: readonly string[] = [K1A0S27, $q198];
+const K1A0S30 = K1A0S27 + $q212;
+const K1A0V28: readonly string[] = [K1A0S27, $q208];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q200 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q201, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q177;
-const K1A0S33 = K1A0S31 + $q202;
+const K1A0S32 = K1A0S31 + $q178;
+const K1A0S33 = K1A0S31 + $q212;
 
 interface K1A0 {
-  readonly t0: TensorDesc | null;
-  readonly t1: TensorDesc | null;
-  readonly t2: TensorDesc | null;
-  readonly t3: TensorDesc | null;
-  readonly t4: TensorDesc | null;
-  readonly t5: TensorDesc | null;
-  readonly t6: TensorDesc | null;
-  readonly t7: TensorDesc | null;
-  readonly t8: TensorDesc | null;
-  readonly t9: TensorDesc | null;
-  readonly t10: TensorDesc | null;
-  t11: TensorDesc | null;
-  readonly u3: TensorDesc | null;
-  readonly u4: TensorDesc | null;
+  readonly t0: TensorSnap | null;
+  readonly t1: TensorSnap | null;
+  readonly t2: TensorSnap | null;
+  readonly t3: TensorSnap | null;
+  readonly t4: TensorSnap | null;
+  readonly t5: TensorSnap | null;
+  readonly t6: TensorSnap | null;
+  readonly t7: TensorSnap | null;
+  readonly t8: TensorSnap | null;
+  readonly t9: TensorSnap | null;
+  readonly t10: TensorSnap | null;
+  t11: TensorSnap | null;
+  readonly u3: TensorSnap | null;
+  readonly u4: TensorSnap | null;
   readonly a0: unknown;
   readonly a1: unknown;
   readonly a2: unknown;
@@ -2051,26 +2021,14 @@ interface K1A0 {
   m31: number | null;
   m32: number | null;
   m33: boolean | null;
-  q0: BindingResource | null;
-  q3: BindingResource | null;
-  q4: BindingResource | null;
-  q7: BindingResource | null;
-  q8: BindingResource | null;
-  q9: BindingResource | null;
-  q10: BindingResource | null;
-  q5: BindingResource | null;
-  q6: BindingResource | null;
-  q11: BindingResource | null;
   m34: boolean | null;
-  q1: BindingResource | null;
-  q2: BindingResource | null;
 }
 /** derive "headLayoutOk": memo m0 */
 function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q76);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2087,7 +2045,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q78);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2103,7 +2061,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q88);
+    throw $wrap(e, $q101);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2111,7 +2069,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q203);
+    throw $wrap(e, $q213);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2121,9 +2079,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q204) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q197) : 0));
   } catch (e) {
-    throw $wrap(e, $q205);
+    throw $wrap(e, $q214);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2131,16 +2089,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q215);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q207, $q204).shape.length === 2)) && ($need(o.t10, $q208, $q209).shape.length === 2)) && $same($need(o.t10, $q210, $q209).shape as readonly number[], $need(o.t9, $q211, $q204).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q212, $q204).dtype === $q125)) && ($need(o.t10, $q213, $q209).dtype === $q125)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q216, $q197).shape.length === 2)) && ($need(o.t10, $q217, $q199).shape.length === 2)) && $same($need(o.t10, $q218, $q199).shape as readonly number[], $need(o.t9, $q219, $q197).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q220, $q197).dtype === $q136)) && ($need(o.t10, $q221, $q199).dtype === $q136)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q214);
+    throw $wrap(e, $q222);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2148,7 +2106,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q119);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2156,7 +2114,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q152);
+    throw $wrap(e, $q153);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2164,7 +2122,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q215);
+    throw $wrap(e, $q223);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2173,37 +2131,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q31, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q30, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q87, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q216, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q184, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q100, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q224, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q185, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q178, () => o.a0]);
+  return $why(path, K0A0V6, [$q179, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q84, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q92 : K1A0_x3(o, [...path, $q217]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q97, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q105 : K1A0_x3(o, [...path, $q225]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q89, () => o.t11!.shape[0], $q77, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q91, () => o.t11!.shape[1], $q218, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q78, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q86, $q85])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q102, () => o.t11!.shape[0], $q91, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q104, () => o.t11!.shape[1], $q226, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q92, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q99, $q98])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q219, () => o.s4, $q220, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q77, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q30, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q85, $q86, $q85])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q227, () => o.s4, $q228, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q91, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q33, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q98, $q99, $q98])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q88, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q216, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q221, () => o.s6[1]]), () => $why(path, K0A0V7, [$q221, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q101, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q224, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q229, () => o.s6[1]]), () => $why(path, K0A0V7, [$q229, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q77, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q91, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q207, $q204).shape.length === 2), () => $why(path, K0A0V9, [$q207, () => $need(o.t9, $q207, $q204).shape.length]), () => ($need(o.t10, $q208, $q209).shape.length === 2), () => $why(path, K0A0V9, [$q208, () => $need(o.t10, $q208, $q209).shape.length]), () => $same($need(o.t10, $q210, $q209).shape as readonly number[], $need(o.t9, $q211, $q204).shape as readonly number[]), () => $why(path, K0A0V0, [$q210, () => $need(o.t10, $q210, $q209).shape, $q211, () => $need(o.t9, $q211, $q204).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q205, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q206, () => K1A0_d10(o), $q84, () => o.s3[3]]), () => ($need(o.t9, $q212, $q204).dtype === $q125), () => $why(path, K0A0V1, [$q212, () => $need(o.t9, $q212, $q204).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q213, () => $need(o.t10, $q213, $q209).dtype, $q86, $q85])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q182, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q217]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q216, $q197).shape.length === 2), () => $why(path, K0A0V9, [$q216, () => $need(o.t9, $q216, $q197).shape.length]), () => ($need(o.t10, $q217, $q199).shape.length === 2), () => $why(path, K0A0V9, [$q217, () => $need(o.t10, $q217, $q199).shape.length]), () => $same($need(o.t10, $q218, $q199).shape as readonly number[], $need(o.t9, $q219, $q197).shape as readonly number[]), () => $why(path, K0A0V0, [$q218, () => $need(o.t10, $q218, $q199).shape, $q219, () => $need(o.t9, $q219, $q197).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q214, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q215, () => K1A0_d10(o), $q97, () => o.s3[3]]), () => ($need(o.t9, $q220, $q197).dtype === $q136), () => $why(path, K0A0V1, [$q220, () => $need(o.t9, $q220, $q197).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q221, () => $need(o.t10, $q221, $q199).dtype, $q99, $q98])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q183, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q225]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2211,7 +2169,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q76]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q95]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q94]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q203]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q214]), () => K1A0_x9(o, [...path, $q215])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q90]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q108]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q107]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q213]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q222]), () => K1A0_x9(o, [...path, $q223])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2223,7 +2181,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q222, () => K1A0_x0(o, [...[], $q222]));
+  return $condWhy(() => K1A0_d15(o), $q230, () => K1A0_x0(o, [...[], $q230]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2246,7 +2204,7 @@ function K1A0_d18(o: K1A0): number {
   try {
     return (o.m18 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q129);
   }
 }
 /** derive "sparseRowOk": memo m19 */
@@ -2266,12 +2224,12 @@ function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q101);
+    throw $wrap(e, $q114);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q218, () => o.s0[1], $q97, $q98]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q30, () => o.a1, $q97, $q98]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q77, () => o.s0[0], $q97, $q98]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q97, $q98]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q97, $q98]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q223, () => K1A0_d20(o), $q99, $q100]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q223, () => K1A0_d20(o), $q112, $q100]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q112, $q100])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q226, () => o.s0[1], $q110, $q111]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q33, () => o.a1, $q110, $q111]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q91, () => o.s0[0], $q110, $q111]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q110, $q111]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q110, $q111]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d20(o), $q112, $q113]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d20(o), $q125, $q113]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q125, $q113])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2283,19 +2241,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q101, () => K1A0_x10(o, [...[], $q101]));
+  return $condWhy(() => K1A0_d21(o), $q114, () => K1A0_x10(o, [...[], $q114]));
 }
 /** derive "bindingsFit": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
   try {
     return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q224);
+    throw $wrap(e, $q232);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q225, $q110]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q225, $q110])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q233, $q123]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q233, $q123])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2307,7 +2265,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q224, () => K1A0_x11(o, [...[], $q224]));
+  return $condWhy(() => K1A0_d22(o), $q232, () => K1A0_x11(o, [...[], $q232]));
 }
 /** derive "packedKv": memo m23 */
 function K1A0_d23(o: K1A0): boolean {
@@ -2315,7 +2273,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q34, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q153, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q226, () => o.s0[2], $q152, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q154, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q234, () => o.s0[2], $q153, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2327,7 +2285,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q154, () => K1A0_x12(o, [...[], $q154]));
+  return $condWhy(() => K1A0_d23(o), $q155, () => K1A0_x12(o, [...[], $q155]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2339,14 +2297,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q217, () => K1A0_x3(o, [...[], $q217]));
+  return $condWhy(() => K1A0_d1(o), $q225, () => K1A0_x3(o, [...[], $q225]));
 }
 /** derive "attnStorageBytes": memo m24 */
 function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q227);
+    throw $wrap(e, $q235);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2355,7 +2313,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q116, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q227, () => K1A0_d24(o), $q114, $q115])]);
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q129, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q235, () => K1A0_d24(o), $q127, $q128])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2367,7 +2325,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q228, () => K1A0_x13(o, [...[], $q228]));
+  return $condWhy(() => K1A0_d25(o), $q236, () => K1A0_x13(o, [...[], $q236]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2398,7 +2356,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q115);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2406,7 +2364,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q229);
+    throw $wrap(e, $q237);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2426,12 +2384,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q230);
+    throw $wrap(e, $q238);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q102, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q97, $q98]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q102, () => K1A0_d29(o), $q97, $q98]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q229, () => K1A0_d30(o), $q225, $q110]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d32(o), $q99, $q100]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d32(o), $q112, $q100]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q114, $q115])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q115, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q110, $q111]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q115, () => K1A0_d29(o), $q110, $q111]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q237, () => K1A0_d30(o), $q233, $q123]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d32(o), $q112, $q113]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d32(o), $q125, $q113]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q127, $q128])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2443,108 +2401,81 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q230, () => K1A0_x14(o, [...[], $q230]));
+  return $condWhy(() => K1A0_d33(o), $q238, () => K1A0_x14(o, [...[], $q238]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q180, $q204).shape, 1, $q211);
+    return $dimS($need(o.t9, $q181, $q197).shape, 1, $q219);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q180, $q204).shape, 1, $q211));
+    return $show($dimS($need(o.t9, $q181, $q197).shape, 1, $q219));
   } catch (e) {
     if (e instanceof EvalFailure) return $q20 + e.message;
     throw e;
   }
 }
-function K1A0_z0(o: K1A0): BindingResource {
-  return (o.q0 ??= $buf(o.t0!, $q133, $q143, 2, K1A0V7));
-}
-function K1A0_z3(o: K1A0): BindingResource {
-  return (o.q3 ??= $buf(o.t3!, $q133, $q232, 2, K1A0V7));
-}
-function K1A0_z4(o: K1A0): BindingResource {
-  return (o.q4 ??= $buf(o.t4!, $q133, $q233, 2, K1A0V7));
-}
-function K1A0_z7(o: K1A0): BindingResource {
-  return (o.q7 ??= $buf(o.t7!, $q133, $q234, 4, K1A0V7));
-}
-function K1A0_z8(o: K1A0): BindingResource {
-  return (o.q8 ??= $buf(o.t8!, $q133, $q235, 4, K1A0V7));
-}
-function K1A0_z9(o: K1A0): BindingResource {
-  return (o.q9 ??= $buf(o.t9!, $q133, $q204, 2, K1A0V7));
-}
-function K1A0_z10(o: K1A0): BindingResource {
-  return (o.q10 ??= $buf(o.t10!, $q133, $q209, 2, K1A0V7));
-}
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q191, $q204);
-    const q5 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q192, $q209);
-    const q6 = o.q10 ?? K1A0_z10(o);
-    const b7 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q196, $q197);
+    const q5 = $buf(o.t9!, $q197, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q198, $q199);
+    const q6 = $buf(o.t10!, $q199, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, $ur(b7)], wx, wy, 1);
+    return $pass($q241, $q242, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_y1(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    if (o.t9 === null) $omitted(pp, $q191, $q204);
-    const q1 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q192, $q209);
-    const q2 = o.q10 ?? K1A0_z10(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q196, $q197);
+    const q1 = $buf(o.t9!, $q197, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q198, $q199);
+    const q2 = $buf(o.t10!, $q199, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, $ur(b6)], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_z5(o: K1A0): BindingResource {
-  return (o.q5 ??= $buf(o.t5!, $q133, $q239, 4, K1A0V7));
-}
-function K1A0_z6(o: K1A0): BindingResource {
-  return (o.q6 ??= $buf(o.t6!, $q133, $q240, 4, K1A0V7));
-}
-function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: BindingResource): PassPlan {
+function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q3 ?? K1A0_z3(o);
-    const q1 = o.q4 ?? K1A0_z4(o);
-    const q2 = o.q5 ?? K1A0_z5(o);
-    const q3 = o.q6 ?? K1A0_z6(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
+    const q0 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q202, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q204, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
+    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2552,23 +2483,20 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: BindingResource, c1: Bindin
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q245, $q246, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, $ur(b8)], wx, wy, wz);
+    return $pass($q247, $q248, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
 }
-function K1A0_z11(o: K1A0): BindingResource {
-  return (o.q11 ??= $buf(o.t11!, $q64, $q146, 2, K1A0V7));
-}
-function K1A0_y3(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t11!, $q77, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q147, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q150, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2578,23 +2506,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
-    if (s0 === undefined) $noShown(K1A0S0 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S0 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
-    if (s1 === undefined) $noShown(K1A0S0 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q251;
+    if (s1 === undefined) $noShown(K1A0S0 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S0, $q251);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S0, $q253);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K1A0S0, $q252);
-    const c0 = $scratch($q253, x0);
-    const c1 = $scratch($q195, x1);
-    return $plan($q176, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, c0), K1A0_y2(o, K1A0S5, s2, c0, c1), K1A0_y3(o, K1A0S6, s3, c1)], [{ id: $q253, size: x0 }, { id: $q195, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K1A0S0, $q254);
+    return $plan($q177, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2615,41 +2541,41 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q217, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q225, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q7 ?? K1A0_z7(o);
-    const q4 = o.q8 ?? K1A0_z8(o);
-    const b5 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V16, [q0, q1, q2, q3, q4, $ur(b5)], wx, wy, 1);
+    return $pass($q241, $q242, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
 }
-function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q5 ?? K1A0_z5(o);
-    const q4 = o.q6 ?? K1A0_z6(o);
-    const q5 = o.q7 ?? K1A0_z7(o);
-    const q6 = o.q8 ?? K1A0_z8(o);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q202, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q204, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q195, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
+    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2657,7 +2583,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan 
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q245, $q246, s, K1A0V11, [q0, q1, q2, q3, q4, q5, q6, c0, $ur(b8)], wx, wy, wz);
+    return $pass($q247, $q248, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2666,17 +2592,16 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S7 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S7 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K1A0S7, $q252);
-    const c0 = $scratch($q195, x0);
-    return $plan($q176, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, c0), K1A0_y3(o, K1A0S10, s2, c0)], [{ id: $q195, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K1A0S7, $q254);
+    return $plan($q177, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V17, st);
+    return $evalAt(e, K1A0V18, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2688,14 +2613,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q120, $q121).shape.length === 3)) && ($need(o.t2, $q122, $q123).shape.length === 3)) && $same($need(o.t1, $q255, $q121).shape as readonly number[], $need(o.t2, $q256, $q123).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q121) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q121) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q121) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q124, $q121).dtype === $q125)) && ($need(o.t2, $q126, $q123).dtype === $q125)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q133, $q49).shape.length === 3)) && ($need(o.t2, $q134, $q51).shape.length === 3)) && $same($need(o.t1, $q256, $q49).shape as readonly number[], $need(o.t2, $q257, $q51).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q49) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q135, $q49).dtype === $q136)) && ($need(o.t2, $q137, $q51).dtype === $q136)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q127);
+    throw $wrap(e, $q138);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q128, () => (o.t2 !== null), () => $where(path) + $q129, () => ($need(o.t1, $q120, $q121).shape.length === 3), () => $why(path, K1A0V18, [$q120, () => $need(o.t1, $q120, $q121).shape.length]), () => ($need(o.t2, $q122, $q123).shape.length === 3), () => $why(path, K1A0V18, [$q122, () => $need(o.t2, $q122, $q123).shape.length]), () => $same($need(o.t1, $q255, $q121).shape as readonly number[], $need(o.t2, $q256, $q123).shape as readonly number[]), () => $why(path, K0A0V0, [$q255, () => $need(o.t1, $q255, $q121).shape, $q256, () => $need(o.t2, $q256, $q123).shape]), () => ($dimT(o.t1, (0 as number), $q121) === o.s0[0]), () => $why(path, K0A0V1, [$q130, () => $dimT(o.t1, (0 as number), $q121), $q77, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q121) === o.s0[1]), () => $why(path, K0A0V1, [$q131, () => $dimT(o.t1, (1 as number), $q121), $q218, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q121) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q121), $q119, () => K1A0_d12(o)]), () => ($need(o.t1, $q124, $q121).dtype === $q125), () => $why(path, K0A0V1, [$q124, () => $need(o.t1, $q124, $q121).dtype, $q86, $q85]), () => ($need(o.t2, $q126, $q123).dtype === $q125), () => $why(path, K0A0V1, [$q126, () => $need(o.t2, $q126, $q123).dtype, $q86, $q85]), () => $why(path, K0A0V1, [$q226, () => o.s0[2], $q78, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q139, () => (o.t2 !== null), () => $where(path) + $q140, () => ($need(o.t1, $q133, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q133, () => $need(o.t1, $q133, $q49).shape.length]), () => ($need(o.t2, $q134, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q134, () => $need(o.t2, $q134, $q51).shape.length]), () => $same($need(o.t1, $q256, $q49).shape as readonly number[], $need(o.t2, $q257, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q256, () => $need(o.t1, $q256, $q49).shape, $q257, () => $need(o.t2, $q257, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (0 as number), $q49), $q91, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q142, () => $dimT(o.t1, (1 as number), $q49), $q226, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q132, () => K1A0_d12(o)]), () => ($need(o.t1, $q135, $q49).dtype === $q136), () => $why(path, K0A0V1, [$q135, () => $need(o.t1, $q135, $q49).dtype, $q99, $q98]), () => ($need(o.t2, $q137, $q51).dtype === $q136), () => $why(path, K0A0V1, [$q137, () => $need(o.t2, $q137, $q51).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q234, () => o.s0[2], $q92, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2707,37 +2632,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q127, () => K1A0_x15(o, [...[], $q127]));
-}
-function K1A0_z1(o: K1A0): BindingResource {
-  return (o.q1 ??= $buf(o.t1!, $q133, $q121, 2, K1A0V7));
-}
-function K1A0_z2(o: K1A0): BindingResource {
-  return (o.q2 ??= $buf(o.t2!, $q133, $q123, 2, K1A0V7));
+  return $condWhy(() => K1A0_d34(o), $q138, () => K1A0_x15(o, [...[], $q138]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q121);
-    const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q46, $q123);
-    const q1 = o.q2 ?? K1A0_z2(o);
-    const q2 = o.q3 ?? K1A0_z3(o);
-    const q3 = o.q4 ?? K1A0_z4(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    if (o.t9 === null) $omitted(pp, $q191, $q204);
-    const q6 = o.q9 ?? K1A0_z9(o);
-    if (o.t10 === null) $omitted(pp, $q192, $q209);
-    const q7 = o.q10 ?? K1A0_z10(o);
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q196, $q197);
+    const q6 = $buf(o.t9!, $q197, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q198, $q199);
+    const q7 = $buf(o.t10!, $q199, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V19, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, 1);
+    return $pass($q241, $q242, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2747,25 +2666,23 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q257;
-    if (s0 === undefined) $noShown(K1A0S11 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q258;
+    if (s0 === undefined) $noShown(K1A0S11 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q258;
-    if (s1 === undefined) $noShown(K1A0S11 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q259;
+    if (s1 === undefined) $noShown(K1A0S11 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S11, $q251);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S11, $q253);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q44, K1A0S11, $q252);
-    const c0 = $scratch($q253, x0);
-    const c1 = $scratch($q195, x1);
-    return $plan($q176, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, c0), K1A0_y2(o, K1A0S14, s2, c0, c1), K1A0_y3(o, K1A0S15, s3, c1)], [{ id: $q253, size: x0 }, { id: $q195, size: x1 }], shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K1A0S11, $q254);
+    return $plan($q177, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V20, st);
+    return $evalAt(e, K1A0V21, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2777,22 +2694,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q121);
-    const q0 = o.q1 ?? K1A0_z1(o);
-    if (o.t2 === null) $omitted(pp, $q46, $q123);
-    const q1 = o.q2 ?? K1A0_z2(o);
-    const q2 = o.q3 ?? K1A0_z3(o);
-    const q3 = o.q4 ?? K1A0_z4(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V21, [q0, q1, q2, q3, q4, q5, $ur(b6)], wx, wy, 1);
+    return $pass($q241, $q242, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2801,17 +2718,16 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q259;
-    if (s0 === undefined) $noShown(K1A0S16 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q260;
+    if (s0 === undefined) $noShown(K1A0S16 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q44, K1A0S16, $q252);
-    const c0 = $scratch($q195, x0);
-    return $plan($q176, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, c0), K1A0_y3(o, K1A0S19, s2, c0)], [{ id: $q195, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K1A0S16, $q254);
+    return $plan($q177, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V22, st);
+    return $evalAt(e, K1A0V23, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2820,25 +2736,25 @@ function K1A0_r3(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-function K1A0_y8(o: K1A0, pp: string, s: string, c0: BindingResource): PassPlan {
+function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q3 ?? K1A0_z3(o);
-    const q1 = o.q4 ?? K1A0_z4(o);
-    const q2 = o.q5 ?? K1A0_z5(o);
-    const q3 = o.q6 ?? K1A0_z6(o);
-    const q4 = o.q7 ?? K1A0_z7(o);
-    const q5 = o.q8 ?? K1A0_z8(o);
-    const q6 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q202, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q204, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q77, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
+    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q260, $q261, s, K1A0V23, [c0, q0, q1, q2, q3, q4, q5, q6, $ur(b8)], wx, wy, wz);
+    return $pass($q261, $q262, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V24, st);
+    return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2846,20 +2762,19 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
-    if (s0 === undefined) $noShown(K1A0S20 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S20 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
-    if (s1 === undefined) $noShown(K1A0S20 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q251;
+    if (s1 === undefined) $noShown(K1A0S20 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S20, $q251);
-    const c0 = $scratch($q253, x0);
-    return $plan($q176, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, c0), K1A0_y8(o, K1A0S23, s2, c0)], [{ id: $q253, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S20, $q253);
+    return $plan($q177, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V25, st);
+    return $evalAt(e, K1A0V26, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2870,31 +2785,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = o.q0 ?? K1A0_z0(o);
-    const q1 = o.q3 ?? K1A0_z3(o);
-    const q2 = o.q4 ?? K1A0_z4(o);
-    const q3 = o.q5 ?? K1A0_z5(o);
-    const q4 = o.q6 ?? K1A0_z6(o);
-    const q5 = o.q7 ?? K1A0_z7(o);
-    const q6 = o.q8 ?? K1A0_z8(o);
-    const q7 = o.q11 ?? K1A0_z11(o);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q202, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q204, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q193, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q77, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q139), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q145), 0];
+    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q260, $q261, s, K1A0V23, [q0, q1, q2, q3, q4, q5, q6, q7, $ur(b8)], wx, wy, wz);
+    return $pass($q261, $q262, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V24, st);
+    return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
-  if (s0 === undefined) $noShown(K1A0S24 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q255;
+  if (s0 === undefined) $noShown(K1A0S24 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q176, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], [], shapes);
+  return $plan($q177, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2906,20 +2821,19 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q257;
-    if (s0 === undefined) $noShown(K1A0S27 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q258;
+    if (s0 === undefined) $noShown(K1A0S27 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q258;
-    if (s1 === undefined) $noShown(K1A0S27 + $q250, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q259;
+    if (s1 === undefined) $noShown(K1A0S27 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q44, K1A0S27, $q251);
-    const c0 = $scratch($q253, x0);
-    return $plan($q176, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, c0), K1A0_y8(o, K1A0S30, s2, c0)], [{ id: $q253, size: x0 }], shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S27, $q253);
+    return $plan($q177, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V26, st);
+    return $evalAt(e, K1A0V28, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2929,10 +2843,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q259;
-  if (s0 === undefined) $noShown(K1A0S31 + $q248, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q260;
+  if (s0 === undefined) $noShown(K1A0S31 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q176, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], [], shapes);
+  return $plan($q177, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2944,19 +2858,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q176, $q159);
+    $evalFail(e, $q177, $q160);
   }
-  const h0 = $outShape(o0, 3, $q176, $q146);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q125 };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q176, $q146, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q177, $q77);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q136, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q177, $q77, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q176, $q232, o.u3.shape, h1, $q220);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q177, $q189, o.u3.shape, h1, $q228);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q176, $q233, o.u4.shape, h2, $q219);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q177, $q191, o.u4.shape, h2, $q227);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q160, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q160, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q160, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2966,29 +2880,29 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q161, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
 export function plan1(call: SparseAttentionCall): Plan {
-  const c = $call(call, K1);
-  const ins = $bag(c, $q1, K1);
-  const outs = $bag(c, $q2, K1);
-  const attrs = $bag(c, $q3, K1);
-  let t0: TensorDesc | null = null;
-  let t1: TensorDesc | null = null;
-  let t2: TensorDesc | null = null;
-  let t3: TensorDesc | null = null;
-  let t4: TensorDesc | null = null;
-  let t5: TensorDesc | null = null;
-  let t6: TensorDesc | null = null;
-  let t7: TensorDesc | null = null;
-  let t8: TensorDesc | null = null;
-  let t9: TensorDesc | null = null;
-  let t10: TensorDesc | null = null;
-  let t11: TensorDesc | null = null;
-  let u3: TensorDesc | null = null;
-  let u4: TensorDesc | null = null;
+  const own = $call(call, K1);
+  const ins = $bag(call, $q1, K1, own & 1);
+  const outs = $bag(call, $q2, K1, own & 2);
+  const attrs = $bag(call, $q3, K1, own & 4);
+  let t0: TensorSnap | null = null;
+  let t1: TensorSnap | null = null;
+  let t2: TensorSnap | null = null;
+  let t3: TensorSnap | null = null;
+  let t4: TensorSnap | null = null;
+  let t5: TensorSnap | null = null;
+  let t6: TensorSnap | null = null;
+  let t7: TensorSnap | null = null;
+  let t8: TensorSnap | null = null;
+  let t9: TensorSnap | null = null;
+  let t10: TensorSnap | null = null;
+  let t11: TensorSnap | null = null;
+  let u3: TensorSnap | null = null;
+  let u4: TensorSnap | null = null;
   let g0: unknown = undefined;
   let g1: unknown = undefined;
   let g2: unknown = undefined;
@@ -2999,41 +2913,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q143:
-          t0 = $td(ins[key], K1, $q133, key);
+        case $q69:
+          t0 = $td(ins[key], K1, $q28, key);
           break;
-        case $q121:
-          t1 = $td(ins[key], K1, $q133, key);
+        case $q49:
+          t1 = $td(ins[key], K1, $q28, key);
           break;
-        case $q123:
-          t2 = $td(ins[key], K1, $q133, key);
+        case $q51:
+          t2 = $td(ins[key], K1, $q28, key);
           break;
-        case $q232:
-          t3 = $td(ins[key], K1, $q133, key);
+        case $q189:
+          t3 = $td(ins[key], K1, $q28, key);
           break;
-        case $q233:
-          t4 = $td(ins[key], K1, $q133, key);
+        case $q191:
+          t4 = $td(ins[key], K1, $q28, key);
           break;
-        case $q239:
-          t5 = $td(ins[key], K1, $q133, key);
-          break;
-        case $q240:
-          t6 = $td(ins[key], K1, $q133, key);
-          break;
-        case $q234:
-          t7 = $td(ins[key], K1, $q133, key);
-          break;
-        case $q235:
-          t8 = $td(ins[key], K1, $q133, key);
+        case $q202:
+          t5 = $td(ins[key], K1, $q28, key);
           break;
         case $q204:
-          t9 = $td(ins[key], K1, $q133, key);
+          t6 = $td(ins[key], K1, $q28, key);
           break;
-        case $q209:
-          t10 = $td(ins[key], K1, $q133, key);
+        case $q193:
+          t7 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q195:
+          t8 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q197:
+          t9 = $td(ins[key], K1, $q28, key);
+          break;
+        case $q199:
+          t10 = $td(ins[key], K1, $q28, key);
           break;
         default:
-          $fail($q0, K1 + $q162 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q163 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -3041,17 +2955,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q146:
-          t11 = $td(outs[key], K1, $q64, key);
+        case $q77:
+          t11 = $td(outs[key], K1, $q29, key);
           break;
-        case $q232:
-          u3 = $td(outs[key], K1, $q64, key);
+        case $q189:
+          u3 = $td(outs[key], K1, $q29, key);
           break;
-        case $q233:
-          u4 = $td(outs[key], K1, $q64, key);
+        case $q191:
+          u4 = $td(outs[key], K1, $q29, key);
           break;
         default:
-          $fail($q0, K1 + $q163 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q164 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3059,26 +2973,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q262:
+        case $q263:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q165:
+        case $q166:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q166:
+        case $q167:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q263:
+        case $q264:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q144:
+        case $q148:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q264:
+        case $q265:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q168 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3087,95 +3001,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q133, $q143);
+    $missing(K1, $q28, $q69);
   } else {
     dt0 = t0.dtype;
-    by0 = $q143;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q133, $q143);
+    by0 = $q69;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q28, $q69);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q133, $q121);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q28, $q49);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q133, $q123);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q28, $q51);
   }
   if (t3 === null) {
-    $missing(K1, $q133, $q232);
+    $missing(K1, $q28, $q189);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q133, $q232);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q28, $q189);
   }
   if (t4 === null) {
-    $missing(K1, $q133, $q233);
+    $missing(K1, $q28, $q191);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q133, $q233);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q28, $q191);
   }
   if (t5 === null) {
-    $missing(K1, $q133, $q239);
+    $missing(K1, $q28, $q202);
   } else {
     dt1 = t5.dtype;
-    by1 = $q239;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q133, $q239);
+    by1 = $q202;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q28, $q202);
   }
   if (t6 === null) {
-    $missing(K1, $q133, $q240);
+    $missing(K1, $q28, $q204);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q133, $q240);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q28, $q204);
   }
   if (t7 === null) {
-    $missing(K1, $q133, $q234);
+    $missing(K1, $q28, $q193);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q133, $q234);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q28, $q193);
   }
   if (t8 === null) {
-    $missing(K1, $q133, $q235);
+    $missing(K1, $q28, $q195);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q133, $q235);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q28, $q195);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q133, $q204);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q28, $q197);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q133, $q209);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q28, $q199);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q64, $q146);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q29, $q77);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q64, $q232);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q29, $q189);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q64, $q233);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q29, $q191);
   }
-  if (dt0 === undefined) dt0 = $q125;
-  else if (dt0 !== $q125) $fail($q0, K1 + $q168 + dt0 + $q169);
-  if (dt1 === undefined) dt1 = $q170;
-  else if (dt1 !== $q170) $fail($q0, K1 + ": M = " + dt1 + $q171);
-  $num(g0, false, K1, $q262);
-  $num(g1, false, K1, $q165);
-  $num(g2, false, K1, $q166);
-  $num(g3, false, K1, $q263);
-  $num(g4, false, K1, $q144);
-  $num(g5, false, K1, $q264);
+  if (dt0 === undefined) dt0 = $q136;
+  else if (dt0 !== $q136) $fail($q0, K1 + $q169 + dt0 + $q170);
+  if (dt1 === undefined) dt1 = $q171;
+  else if (dt1 !== $q171) $fail($q0, K1 + ": M = " + dt1 + $q172);
+  $num(g0, false, K1, $q263);
+  $num(g1, false, K1, $q166);
+  $num(g2, false, K1, $q167);
+  $num(g3, false, K1, $q264);
+  $num(g4, false, K1, $q148);
+  $num(g5, false, K1, $q265);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q265);
-  if (a1 === undefined) $fail($q0, K1 + $q172);
-  if (a2 === undefined) $fail($q0, K1 + $q173);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q265);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q266);
+  if (a1 === undefined) $fail($q0, K1 + $q173);
+  if (a2 === undefined) $fail($q0, K1 + $q174);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q266);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q125 && dt1 === $q170) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, q0: null, q3: null, q4: null, q7: null, q8: null, q9: null, q10: null, q5: null, q6: null, q11: null, m34: null, q1: null, q2: null });
-  return $fail($q161, K1 + $q174 + "T=" + dt0 + ", " + "M=" + dt1 + $q175);
+  if (dt0 === $q136 && dt1 === $q171) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q162, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

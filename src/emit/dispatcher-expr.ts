@@ -688,8 +688,8 @@ export class AssignmentGen {
   classText(className: string): string {
     const { tensors, aliases, attrs, shapes } = this.contextFields();
     const decls = [
-      ...tensors.map((t) => `  ${t.filled ? "" : "readonly "}t${t.index}: TensorDesc | null;`),
-      ...aliases.map((u) => `  readonly ${u}: TensorDesc | null;`),
+      ...tensors.map((t) => `  ${t.filled ? "" : "readonly "}t${t.index}: TensorSnap | null;`),
+      ...aliases.map((u) => `  readonly ${u}: TensorSnap | null;`),
       ...attrs.map((a) => `  readonly ${a}: unknown;`),
       ...shapes.map((i) => `  readonly s${i}: readonly number[];`),
       ...this.fields.map((f) => `  ${f.name}: ${f.type} | null;`),

@@ -1,9 +1,9 @@
 /**
  * A kernel's plan methods as generated TypeScript, per dtype assignment: `plan()` checks the
  * outputs against their computed shapes, the kernel's conditions, then each variant's in selection
- * order, and runs the first fitting variant's plan method: shader ids, scratch sizes, bindings
- * (uniform words built field by field, sizes checked against the profile's binding limits),
- * workgroup counts — in interpret.ts's order, so the first error is the same.
+ * order, and runs the first fitting variant's plan method: shader ids, scratch sizes, the bindings'
+ * resources (byte sizes checked against the profile's binding limits, uniform words built field by
+ * field), workgroup counts — in interpret.ts's order, so the first error is the same.
  */
 import { deriveEnv } from "../check/check-spec.js";
 import { leavesOf } from "../check/binding-time.js";
@@ -251,26 +251,22 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
       `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,
     );
   });
-  // Scratch resources: one object per intermediate a pass binds, made before the passes (it cannot fail).
+  // A scratch binding's resource is its buffer's byte size (the whole buffer, from byte 0).
   const scratchIndex = new Map(v.intermediates.map((im, ii) => [im.id, ii]));
-  const scratchRes = new Map<string, string>();
-  for (const pm of vm.passes)
-    for (const b of pm.bindings)
-      if (b.kind === "scratch" && !scratchRes.has(b.ref!)) {
-        const r = `c${scratchRes.size}`;
-        scratchRes.set(b.ref!, r);
-        const si = scratchIndex.get(b.ref!);
-        body.push(`    const ${r} = $scratch(${q(b.ref!)}, ${si === undefined ? "0" : `x${si}`});`);
-      }
+  const scratchSize = (ref: string): string => {
+    const si = scratchIndex.get(ref);
+    return si === undefined ? "0" : `x${si}`;
+  };
   // Each pass is a method of the class, called with its message prefix, shader and scratch
-  // resources; variants whose pass has the same code share one method.
+  // sizes; variants whose pass has the same code share one method.
   const passes = vm.passes.map((pm, pi) => {
     const scratchRefs = [...new Set(pm.bindings.filter((b) => b.kind === "scratch").map((b) => b.ref!))];
     const method = passMethod(cx, pm, passEnvs[pi]!, scratchRefs);
-    return `this.${method}(${[sc(`${prefix}: pass \`${pm.pass.id}\``), `s${pi}`, ...scratchRefs.map((r) => scratchRes.get(r)!)].join(", ")})`;
+    return `this.${method}(${[sc(`${prefix}: pass \`${pm.pass.id}\``), `s${pi}`, ...scratchRefs.map(scratchSize)].join(", ")})`;
   });
-  const scratch = v.intermediates.map((im, ii) => `{ id: ${q(im.id)}, size: x${ii} }`);
-  body.push(`    return $plan(${q(name)}, ${q(v.id)}, [${passes.join(", ")}], [${scratch.join(", ")}], shapes);`);
+  // The scratch sizes by id: one object literal (no intermediates: the module's one frozen empty record).
+  const scratch = v.intermediates.length ? `{ ${v.intermediates.map((im, ii) => `${q(im.id)}: x${ii}`).join(", ")} }` : "$none";
+  body.push(`    return $plan(${q(name)}, ${q(v.id)}, [${passes.join(", ")}], ${scratch}, shapes);`);
   if (stages.length === 0) return body;
   // One try/catch for the method: `st` names the guarded evaluation that was running.
   const table = cx.konst(`[${stages.join(", ")}]`, "readonly string[]");
@@ -285,13 +281,14 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
 }
 
 /**
- * The method building one pass of a variant (`y<N>(pp, s, c0, …)`): its bindings in order (a
- * tensor's resource made by the class's memoized `z` method, after the check that the call gives
- * the tensor; a uniform's fields evaluated, then range-checked into its words), then its workgroup counts,
- * in interpret.ts's order. `pp` is the pass's message prefix, `s` its shader id, `c0, …` the
- * scratch resources it binds (in `scratchRefs`' order). The method's one try/catch names the
- * stage that failed (`$evalIn`). Its text does not depend on the variant beyond the code of its
- * expressions, so variants that run the same pass with the same derive values share one method.
+ * The method building one pass of a variant (`y<N>(pp, s, c0, …)`): its bindings' resources in
+ * order (a tensor's byte size from its snapshot's element count, checked against the binding limit,
+ * after the check that the call gives the tensor; a uniform's fields evaluated, then range-checked
+ * into its words), then its workgroup counts, in interpret.ts's order. `pp` is the pass's message
+ * prefix, `s` its shader id, `c0, …` the byte sizes of the scratch buffers it binds (in
+ * `scratchRefs`' order). The method's one try/catch names the stage that failed (`$evalIn`). Its
+ * text does not depend on the variant beyond the code of its expressions, so variants that run the
+ * same pass with the same derive values share one method.
  */
 function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], penv: GenEnv, scratchRefs: readonly string[]): string {
   const { g, sc } = cx;
@@ -331,27 +328,23 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       const bytes = Object.prototype.hasOwnProperty.call(ELEMENT_BYTES, dtype) ? ELEMENT_BYTES[dtype] : undefined;
       if (bytes === undefined) {
         body.push(
-          `    const ${r}${ty(": BindingResource")} = $fail("eval", pp + ${q(`: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
+          `    const ${r}${ty(": number")} = $fail("eval", pp + ${q(`: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
         );
       } else {
-        // One method per tensor and limit in the class builds the resource once per call (shared by the passes).
+        // The byte size from the snapshot's element count, checked against the binding limit. Computed
+        // in each pass that binds the tensor (a multiplication and a comparison: cheaper than a memo
+        // field in the context and a method to fill it); the first binding fails first, as before.
         const [limit, max] =
           b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-        const kind = b.refIsInput ? "input" : "output";
-        const memo = `q${slot.index}${b.buffer === "uniform" ? "u" : ""}`;
-        const method = g.shared(`z${slot.index}${b.buffer === "uniform" ? "u" : ""}`, () => {
-          g.field(memo, "BindingResource");
-          const lim = cx.konst(`[${max}, ${q(limit)}, ${sc(name)}]`, "readonly [number, string, string]");
-          return `()${ty(": BindingResource")} {\n    return (this.${memo} ??= $buf(${t}${ty("!")}, ${q(kind)}, ${q(b.ref!)}, ${bytes}, ${lim}));\n  }`;
-        });
-        // The memo is read in place: a pass after the first that binds the tensor calls nothing.
-        body.push(`    const ${r} = this.${memo} ?? this.${method}();`);
+        const lim = cx.konst(`[${max}, ${q(limit)}, ${sc(name)}]`, "readonly [number, string, string]");
+        body.push(`    const ${r} = $buf(${t}${ty("!")}, ${q(b.ref!)}, ${bytes}, ${lim});`);
       }
       return r;
     };
     // One statement per binding, in order, so the first failing binding is the one reported. The
-    // pass's binding list (each binding's name and buffer type) is a module constant made by $bl
-    // from its layout, shared by every plan; the call gives only the resources.
+    // pass's binding list (each binding's name, buffer type, kind and tensor or scratch id) is a
+    // module constant made by $bl from its layout, shared by every plan; the call gives only the
+    // resources (byte sizes and uniform words).
     const layout: string[] = [];
     const bindings = pm.bindings.map((b, bi) => {
       if (b.kind === "uniform") {
@@ -366,10 +359,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
         const words = fields.map((f, fi) => `$${f.type}(${vals[fi]}, pp, ${q(`${b.name}.${f.name}`)})`);
         while (words.length < ubytes / 4) words.push("0");
         body.push(`    const ${u} = [${words.join(", ")}];`);
-        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
-        return `$ur(${u})`;
+        layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer) + 3 * BINDING_KINDS.indexOf("uniform")), "0");
+        return u;
       }
-      layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer)));
+      const kind = b.kind === "scratch" ? "scratch" : b.refIsInput ? "input" : "output";
+      layout.push(q(b.name), String(BUFFER_TYPES.indexOf(b.buffer) + 3 * BINDING_KINDS.indexOf(kind)), q(b.ref!));
       return resourceOf(b);
     });
     const wg = pm.pass.dispatch.map((d, i) => {
@@ -393,7 +387,7 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
     ];
   });
   const params = ["pp", "s", ...scratchRefs.map((_, i) => `c${i}`)];
-  const types = [": string", ": string", ...scratchRefs.map(() => ": BindingResource")];
+  const types = [": string", ": string", ...scratchRefs.map(() => ": number")];
   const signature = `(${params.map((p, i) => `${p}${ty(types[i]!)}`).join(", ")})${ty(": PassPlan")}`;
   const text = `${signature} {\n${generated.temps}${generated.body.join("\n")}\n  }`;
   let method = cx.passMethods.get(text);
@@ -405,8 +399,9 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
   return method;
 }
 
-/** Buffer types as a pass's layout gives them (an index into the prelude's BT). */
+/** Buffer types and binding kinds as a pass's layout gives them: code = type + 3 * kind (the prelude's BT and BK). */
 const BUFFER_TYPES: readonly string[] = ["storage", "read-only-storage", "uniform"];
+const BINDING_KINDS: readonly string[] = ["input", "output", "scratch", "uniform"];
 
 /** The largest binding of a kind the profile allows (WebGPU's defaults when the profile names none). */
 function limitOf(facts: StaticFacts, name: "maxStorageBufferBindingSize" | "maxUniformBufferBindingSize"): number {
@@ -456,7 +451,7 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
     } else if (slot.filled) {
       const param = k.spec.typeConstraints.some((tc) => tc.name === slot.dtype);
       const dtype = param ? cx.facts.dtypes[slot.dtype]! : slot.dtype;
-      lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)} };`);
+      lines.push(`${ind}if (${t} === null) ${t} = { shape: ${h}, dtype: ${q(dtype)}, n: $product(${h}) };`);
       lines.push(`${ind}else if (!$same(${t}.shape, ${h})) ${bad(t)};`);
     } else {
       // An optional output is read where the call gives it (inside the `!== null` test), never

@@ -27,20 +27,17 @@ export interface Call {
   readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }»«
 
-/** A byte range of a call's tensor or of a scratch buffer, or a uniform buffer's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
-export type BindingResource =
-  | { readonly kind: "input" | "output"; readonly tensor: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "scratch"; readonly scratch: string; readonly offset: number; readonly size: number }
-  | { readonly kind: "uniform"; readonly words: readonly number[] };»«
+/** What a call binds to a binding: the byte size of its tensor's or scratch buffer's range [0, size), or a uniform's contents as u32 words (word i: bytes 4i..4i+3, little-endian). */
+export type BindingResource = number | readonly number[];»«
 
-/** One binding of a pass: its number, WGSL name and buffer type (one frozen list per pass, shared by its plans). */
-export interface BindingPlan {
-  readonly binding: number;
-  readonly name: string;
-  readonly type: "storage" | "read-only-storage" | "uniform";
-}»«
+/** One binding of a pass: its number, WGSL name, buffer type and what it binds (one frozen list per pass, shared by its plans). */
+export type BindingPlan = { readonly binding: number; readonly name: string; readonly type: "storage" | "read-only-storage" | "uniform" } & (
+  | { readonly kind: "input" | "output"; readonly tensor: string }
+  | { readonly kind: "scratch"; readonly scratch: string }
+  | { readonly kind: "uniform" }
+);»«
 
-/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts. */
+/** One compute pass: the shader, its bindings in order, each binding's resource (resources[i] for bindings[i]), and the workgroup counts x, y, z. */
 export interface PassPlan {
   readonly id: string;
   readonly name: string;
@@ -48,15 +45,17 @@ export interface PassPlan {
   readonly entryPoint: string;
   readonly bindings: readonly BindingPlan[];
   readonly resources: readonly BindingResource[];
-  readonly workgroups: readonly [number, number, number];
+  readonly x: number;
+  readonly y: number;
+  readonly z: number;
 }»«
 
-/** What to run for one call: the variant, its passes in order, scratch buffers, output shapes. */
+/** What to run for one call: the variant, its passes in order, scratch buffer sizes by id, output shapes. */
 export interface Plan {
   readonly kernel: string;
   readonly variant: string;
   readonly passes: readonly PassPlan[];
-  readonly scratch: readonly { readonly id: string; readonly size: number }[];
+  readonly scratch: Readonly<Record<string, number>>;
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }»«
 
@@ -90,6 +89,7 @@ export declare class KernelCallError extends Error {
  */
 const HELPERS = marks(String.raw`«type V = number | boolean | string | readonly number[];»
 «type Bag = Readonly<Record<string, unknown>>;»
+«type TensorSnap = TensorDesc & { readonly n: number };»
 class EvalFailure extends Error {}
 /** Called as $hasOwn.call(bag, key) in for-in loops, a form V8 reduces to an enum-cache check. */
 const $hasOwn = Object.prototype.hasOwnProperty;
@@ -110,34 +110,43 @@ const $isInt = Number.isInteger;
 /**
  * The call itself: an object that is not an array, whose own keys are inputs, outputs and attrs
  * (and any starting with $, for comments), else an invalid_call error: a misspelled bag
- * ("attributes") would otherwise plan with the defaults.
+ * ("attributes") would otherwise plan with the defaults. Returns which bags the for-in found as own
+ * enumerable keys (1 inputs, 2 outputs, 4 attrs; V8 reduces hasOwnProperty in a for-in to an
+ * enum-cache check), so that $bag asks hasOwnProperty only for the others.
  */
-function $call(c«: unknown», kernel«: string»)«: object» {
+function $call(c«: unknown», kernel«: string»)«: number» {
   if (typeof c !== "object" || c === null || Array.isArray(c)) $fail("invalid_call", kernel + ": a call must be an object { inputs, outputs, attrs }, got " + $show(c));
+  let own = 0;
   for (const k in c) {
-    if (k !== "inputs" && k !== "outputs" && k !== "attrs" && k.charCodeAt(0) !== 36 && $hasOwn.call(c, k))
-      $fail("invalid_call", kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    if ($hasOwn.call(c, k)) {
+      if (k === "inputs") own |= 1;
+      else if (k === "outputs") own |= 2;
+      else if (k === "attrs") own |= 4;
+      else if (k.charCodeAt(0) !== 36) $fail("invalid_call", kernel + ": the call has an unknown key " + $show(k) + "; a call is an object { inputs, outputs, attrs }");
+    }
   }
-  return c;
+  return own;
 }
 /**
  * One of the call's bags (inputs, outputs, attrs), read once if it is the call's own property (an
  * inherited one, e.g. of a polluted Object.prototype, is not read): an object, or undefined when
  * absent; an array is refused (its indices would read as tensor or attribute names, and an empty
  * one would pass as an empty bag). Each bag is read by its name (one inline cache per name; c[k]
- * would see three names and go megamorphic).
+ * would see three names and go megamorphic). own: $call found it an own key (else hasOwnProperty asks).
  */
-function $bag(c«: object», k«: string», kernel«: string»)«: Bag | undefined» {
-  const v = $hasOwn.call(c, k) ? (k === "inputs" ? (c« as Call»).inputs : k === "outputs" ? (c« as Call»).outputs : (c« as Bag»)[k]) : undefined;
+function $bag(c«: object», k«: string», kernel«: string», own«: number»)«: Bag | undefined» {
+  const v = own || $hasOwn.call(c, k) ? (k === "inputs" ? (c« as Call»).inputs : k === "outputs" ? (c« as Call»).outputs : (c« as Bag»)[k]) : undefined;
   if (v === undefined || v === null) return undefined;
   if (typeof v !== "object" || Array.isArray(v)) $fail("invalid_call", kernel + ": call." + k + " must be an object keyed by " + (k === "attrs" ? "attribute name" : "tensor id") + ", got " + $show(v));
   return v« as Bag»;
 }
 /**
  * A snapshot of a tensor description: its own shape and dtype read once into a fresh array and a
- * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string).
+ * string, checked (dimensions non-negative safe integers, at most 64 of them; dtype a string), with
+ * its element count n (a TensorSnap), multiplied up left to right as the shape is copied: $buf's
+ * byte size needs no second loop over the shape.
  */
-function $td(v«: unknown», kernel«: string», what«: string», id«: string»)«: TensorDesc | null» {
+function $td(v«: unknown», kernel«: string», what«: string», id«: string»)«: TensorSnap | null» {
   if (v === undefined || v === null) return null;
   if (typeof v !== "object") return $badTensor(kernel, what, id, " must be a tensor { shape, dtype } or null, got " + $show(v));
   // Which of shape and dtype are own properties: found by a for-in over the tensor's keys (V8 reduces
@@ -161,14 +170,17 @@ function $td(v«: unknown», kernel«: string», what«: string», id«: string�
   // Allocated at its length (cheaper than growing it by push); every element is then set.
   const shape«: number[]» = new Array«<number>»(n);
   let ok = true;
+  let p = 1;
   for (let i = 0; i < n; i++) {
     const d«: unknown» = $hasOwn.call(s, i) ? s[i] : undefined;
-    if (!(typeof d === "number" && $isSafe(d) && d >= 0)) ok = false;
+    // Only a valid dimension is multiplied in: anything else (a Symbol, an object) is never converted.
+    if (typeof d === "number" && $isSafe(d) && d >= 0) p *= d;
+    else ok = false;
     shape[i] = d« as number»;
   }
   if (!ok) $badTensor(kernel, what, id, " has shape " + $show(shape) + "; dimensions must be non-negative integers");
   if (typeof dtype !== "string") return $badTensor(kernel, what, id, " has dtype " + $show(dtype) + "; a dtype must be a string such as \"float16\"");
-  return { shape, dtype };
+  return { shape, dtype, n: p };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel«: string», what«: string», id«: string», detail«: string»)«: never» {
@@ -497,33 +509,35 @@ function $wg(n«: unknown», max«: number», prefix«: string», axis«: string
   }
   return n;
 }
-/** Buffer types by the index a pass's layout gives ($bl). */
+/** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
 const BT = ["storage", "read-only-storage", "uniform"]« as const»;
+const BK = ["input", "output", "scratch", "uniform"]« as const»;
 /**
- * A pass's binding list, made once when the module loads from its layout (each binding's WGSL name
- * and buffer type, an index into BT, in binding order) and frozen: every plan of the pass shares it.
+ * A pass's binding list, made once when the module loads from its layout (per binding, in binding
+ * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
+ * uniform) and frozen: every plan of the pass shares it.
  */
 function $bl(layout«: readonly (string | number)[]»)«: readonly BindingPlan[]» {
   const out«: BindingPlan[]» = [];
-  for (let i = 0; i < layout.length; i += 2) out.push(Object.freeze({ binding: i / 2, name: layout[i]« as string», type: BT[layout[i + 1]« as number»]«!» }));
+  for (let i = 0; i < layout.length; i += 3) {
+    const c = layout[i + 1]« as number»;
+    const kind = BK[(c / 3) | 0]«!»;
+    const b«: Record<string, unknown>» = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
+    if (c < 9) b[kind === "scratch" ? kind : "tensor"] = layout[i + 2];
+    out.push(Object.freeze(b)« as BindingPlan»);
+  }
   return Object.freeze(out);
 }
-/** One compute pass of a plan (entry point main): its shared binding list and this call's resources, one per binding. */
+/** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id«: string», name«: string», shader«: string», bindings«: readonly BindingPlan[]», resources«: BindingResource[]», x«: number», y«: number», z«: number»)«: PassPlan» {
-  return { id, name, shader, entryPoint: "main", bindings, resources, workgroups: [x, y, z] };
-}
-/** A uniform buffer's words as a binding resource. */
-function $ur(words«: number[]»)«: BindingResource» {
-  return { kind: "uniform", words };
+  return { id, name, shader, entryPoint: "main", bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
-function $plan(kernel«: string», variant«: string», passes«: readonly PassPlan[]», scratch«: readonly { readonly id: string; readonly size: number }[]», outputShapes«: Readonly<Record<string, readonly number[]>>»)«: Plan» {
+function $plan(kernel«: string», variant«: string», passes«: readonly PassPlan[]», scratch«: Readonly<Record<string, number>>», outputShapes«: Readonly<Record<string, readonly number[]>>»)«: Plan» {
   return { kernel, variant, passes, scratch, outputShapes };
 }
-/** A scratch buffer's whole range as a binding resource. */
-function $scratch(scratch«: string», size«: number»)«: BindingResource» {
-  return { kind: "scratch", scratch, offset: 0, size };
-}
+/** The scratch sizes of a plan without scratch buffers: one frozen empty record, shared. */
+const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix«: string», binding«: string», id«: string»)«: never» {
   return $fail("eval", prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
@@ -545,13 +559,14 @@ function $evalIn(e«: unknown», prefix«: string», whats«: readonly string[]�
   throw e;
 }
 /**
- * A tensor's whole byte range as a binding resource, or an eval error when it exceeds the binding
- * limit; lim is the limit's value and name and the kernel's name (one module constant per kernel and limit).
+ * A tensor's whole byte size (rounded up to 4) as its binding's resource, or an eval error when it
+ * exceeds the binding limit; lim is the limit's value and name and the kernel's name (one module
+ * constant per kernel and limit).
  */
-function $buf(t«: TensorDesc», kind«: "input" | "output"», id«: string», bytes«: number», lim«: readonly [number, string, string]»)«: BindingResource» {
-  const size = $round4($product(t.shape) * bytes);
+function $buf(t«: TensorSnap», id«: string», bytes«: number», lim«: readonly [number, string, string]»)«: number» {
+  const size = $round4(t.n * bytes);
   if (!(size <= lim[0])) $fail("eval", lim[2] + ": tensor \u0060" + id + "\u0060 needs " + size + " bytes, more than " + lim[1] + " (" + lim[0] + ")");
-  return { kind, tensor: id, offset: 0, size };
+  return size;
 }
 `);
 

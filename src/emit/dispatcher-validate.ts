@@ -68,12 +68,13 @@ export function generateKernel(
   w.open(`export function ${fn}(call${ty(`: ${callType}`)})${ty(": Plan")}`);
   // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
   // visits what Object.keys lists, in its order, without the array), each value read once.
-  w.line(`const c = $call(call, ${K});`);
-  w.line(`const ins = $bag(c, "inputs", ${K});`);
-  w.line(`const outs = $bag(c, "outputs", ${K});`);
-  w.line(`const attrs = $bag(c, "attrs", ${K});`);
-  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}${ty(": TensorDesc | null")} = null;`);
-  for (const i of aliasIndex.values()) w.line(`let u${i}${ty(": TensorDesc | null")} = null;`);
+  // $call's for-in finds which bags are own keys (bits 1, 2, 4); $bag reads each once.
+  w.line(`const own = $call(call, ${K});`);
+  w.line(`const ins = $bag(call, "inputs", ${K}, own & 1);`);
+  w.line(`const outs = $bag(call, "outputs", ${K}, own & 2);`);
+  w.line(`const attrs = $bag(call, "attrs", ${K}, own & 4);`);
+  for (const id of [...tensors.keys()]) w.line(`let t${slot(id)}${ty(": TensorSnap | null")} = null;`);
+  for (const i of aliasIndex.values()) w.line(`let u${i}${ty(": TensorSnap | null")} = null;`);
   spec.attributes.forEach((_, i) => w.line(`let g${i}${ty(": unknown")} = undefined;`));
   const keyLoop = (
     bag: string,

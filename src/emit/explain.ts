@@ -10,7 +10,7 @@ import { outputsToFill } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
 import { describeF16Storage, f16StorageFor } from "../plan/f16-storage.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
-import type { Call } from "../model/plan.js";
+import type { Call, Plan } from "../model/plan.js";
 import { instanceExplainText, type ExplainedCandidate } from "./explain-values.js";
 
 const KEY_LIMITS = [
@@ -80,7 +80,7 @@ export interface CallOutcome {
   readonly rejected: readonly { readonly variant: string; readonly reason: string }[];
   /** Why the call cannot be planned; `pointer` is the JSON pointer into the call of the value at fault, when there is one. */
   readonly error?: { readonly kind: CallErrorKind; readonly message: string; readonly pointer?: string };
-  readonly plan?: unknown;
+  readonly plan?: Plan;
   /** The call's own keys other than inputs, outputs, attrs and `$`-keys such as `$comment` (a planner ignores them: likely typos). */
   readonly unknownKeys: readonly string[];
 }
@@ -100,7 +100,7 @@ export function explainCall(model: KernelModel, call: unknown): CallOutcome {
   let picked: string | undefined;
   let rejected: { variant: string; reason: string }[] = [];
   let error: CallOutcome["error"];
-  let plan: unknown;
+  let plan: Plan | undefined;
   try {
     const sel = selectVariant(model, call);
     rejected = [...sel.rejected];
@@ -114,7 +114,7 @@ export function explainCall(model: KernelModel, call: unknown): CallOutcome {
     typeof call === "object" && call !== null && !Array.isArray(call)
       ? Object.keys(call).filter((k) => !(CALL_KEYS as readonly string[]).includes(k) && !k.startsWith("$"))
       : [];
-  return { picked, rejected, error, plan: plan ? JSON.parse(JSON.stringify(plan)) : undefined, unknownKeys };
+  return { picked, rejected, error, plan: plan ? (JSON.parse(JSON.stringify(plan)) as Plan) : undefined, unknownKeys };
 }
 
 /** A call's outcome as `kernelc explain --format json` prints it under `call`. */
@@ -131,9 +131,8 @@ export function callOutcomeText(model: KernelModel, outcome: CallOutcome): strin
   if (picked) lines.push(`  picked ${picked}`);
   if (error) lines.push(`  error (${error.kind}): ${error.message}`);
   if (plan) {
-    const p = plan as { passes: { id: string; shader: string; workgroups: readonly number[] }[]; scratch: { id: string; size: number }[] };
-    for (const pass of p.passes) lines.push(`    pass ${pass.id}: shader ${pass.shader}, workgroups [${pass.workgroups.join(", ")}]`);
-    for (const s of p.scratch) lines.push(`    scratch ${s.id}: ${s.size} bytes`);
+    for (const pass of plan.passes) lines.push(`    pass ${pass.id}: shader ${pass.shader}, workgroups [${pass.x}, ${pass.y}, ${pass.z}]`);
+    for (const [id, size] of Object.entries(plan.scratch)) lines.push(`    scratch ${id}: ${size} bytes`);
   }
   return lines.join("\n") + "\n";
 }

@@ -3,48 +3,55 @@
  * Plain data with no dependency, so a generated dispatcher module and the runtime share it.
  */
 
-/** A byte range of a caller's tensor (an input or an output of the kernel, by spec id). */
-export interface TensorResource {
-  readonly kind: "input" | "output";
-  /** The spec's input or output id (e.g. "keyCacheT"). An id that is both an input and an output is an "input": the buffer is shared (in place). */
-  readonly tensor: string;
-  readonly offset: number;
-  readonly size: number;
-}
-
-/** A byte range of a scratch buffer the runtime allocates (a variant's intermediate). */
-export interface ScratchResource {
-  readonly kind: "scratch";
-  readonly scratch: string;
-  readonly offset: number;
-  readonly size: number;
-}
-
-/**
- * A uniform buffer's contents, laid out by WGSL's uniform rules, as u32 words: word i holds bytes
- * 4i..4i+3, little-endian (an i32 as its two's complement, an f32 as its bits). The runtime
- * uploads words.length * 4 bytes. Why numbers and not a Uint8Array: a plan function builds one
- * array literal per uniform, cheaper than allocating a typed array and writing it byte by byte.
- */
-export interface UniformResource {
-  readonly kind: "uniform";
-  readonly words: readonly number[];
-}
-
-export type BindingResource = TensorResource | ScratchResource | UniformResource;
-
-/**
- * One binding of a pass, what every call of the pass has in common: a generated dispatcher shares
- * one frozen list of these per pass among all its plans. The resource bound to it is the pass's
- * `resources[i]` for `bindings[i]`.
- */
-export interface BindingPlan {
+/** What each binding of a pass has in common, whatever the call: its number, WGSL name and buffer type. */
+interface BindingBase {
   readonly binding: number;
   /** The WGSL variable name the template sees. */
   readonly name: string;
   /** The buffer binding type for the explicit bind group layout. */
   readonly type: "storage" | "read-only-storage" | "uniform";
 }
+
+/** A binding of a caller's tensor (an input or an output of the kernel, by spec id). */
+export interface TensorBinding extends BindingBase {
+  readonly kind: "input" | "output";
+  /** The spec's input or output id (e.g. "keyCacheT"). An id that is both an input and an output is an "input": the buffer is shared (in place). */
+  readonly tensor: string;
+}
+
+/** A binding of a scratch buffer the runtime allocates (a variant's intermediate, by id: a key of the plan's `scratch`). */
+export interface ScratchBinding extends BindingBase {
+  readonly kind: "scratch";
+  readonly scratch: string;
+}
+
+/** A binding of the pass's uniform data (its words are the pass's resource for it). */
+export interface UniformBinding extends BindingBase {
+  readonly kind: "uniform";
+}
+
+/**
+ * One binding of a pass and what it binds, the same for every call of the pass: a generated
+ * dispatcher makes one frozen list of these per pass when its module loads and shares it among all
+ * its plans. What a call binds to it is the pass's `resources[i]` for `bindings[i]`.
+ */
+export type BindingPlan = TensorBinding | ScratchBinding | UniformBinding;
+
+/** A byte range of a tensor or scratch buffer, [offset, offset + size): what a hand-built plan may bind at an offset. */
+export interface ByteRange {
+  readonly offset: number;
+  readonly size: number;
+}
+
+/**
+ * What one call binds to a binding (the pass's `resources[i]` for `bindings[i]`). For a tensor or
+ * scratch binding: a number, the byte size of the range [0, size) of its buffer (what a generated
+ * dispatcher gives), or a ByteRange. For a uniform binding: its contents, laid out by WGSL's uniform
+ * rules, as u32 words (word i holds bytes 4i..4i+3, little-endian; an i32 as its two's complement, an
+ * f32 as its bits); the runtime uploads words.length * 4 bytes. Numbers and arrays of numbers rather
+ * than objects: a plan function makes no object per resource.
+ */
+export type BindingResource = number | ByteRange | readonly number[];
 
 export interface PassPlan {
   readonly id: string;
@@ -56,19 +63,18 @@ export interface PassPlan {
   readonly bindings: readonly BindingPlan[];
   /** What this call binds: `resources[i]` is the resource of `bindings[i]` (as many as bindings). */
   readonly resources: readonly BindingResource[];
-  readonly workgroups: readonly [number, number, number];
-}
-
-export interface ScratchPlan {
-  readonly id: string;
-  readonly size: number;
+  /** The workgroup counts of the dispatch (three numbers, not an array: one object less per pass). */
+  readonly x: number;
+  readonly y: number;
+  readonly z: number;
 }
 
 export interface Plan {
   readonly kernel: string;
   readonly variant: string;
   readonly passes: readonly PassPlan[];
-  readonly scratch: readonly ScratchPlan[];
+  /** The byte size of each scratch buffer, by scratch id (the variant's intermediates, in spec order). */
+  readonly scratch: Readonly<Record<string, number>>;
   /** Output shapes by output id (absent optional outputs are omitted). */
   readonly outputShapes: Readonly<Record<string, readonly number[]>>;
 }

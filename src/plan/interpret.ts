@@ -1,6 +1,6 @@
 /**
  * The reference planner: executes a KernelModel for one call by interpreting the checked IR.
- * The generated dispatcher must agree with it exactly (variant, workgroups, sizes, uniform bytes,
+ * The generated dispatcher must agree with it exactly (variant, workgroups, sizes, uniform words,
  * and error kinds and messages); test/dispatcher/differential.test.ts holds them to that.
  */
 import { deriveEnv } from "../check/check-spec.js";
@@ -8,7 +8,7 @@ import { type CExpr, type CheckedBinding, type CheckedDerive } from "../model/ch
 import type { Value } from "../model/ir.js";
 import { evaluate } from "../lang/evaluate.js";
 import { EvalError, valuesEqual } from "../lang/ops.js";
-import type { BindingPlan, BindingResource, PassPlan, Plan, ScratchPlan, TensorDesc } from "../model/plan.js";
+import type { BindingPlan, BindingResource, PassPlan, Plan, TensorDesc } from "../model/plan.js";
 import { appendPointer } from "../core/json-source.js";
 import { KernelCallError } from "./call-error.js";
 import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
@@ -380,20 +380,27 @@ function buildPlan(
   const limits = model.assignments[0]?.facts.limits ?? {};
   const maxStorage = limits.maxStorageBufferBindingSize ?? DEFAULT_MAX_STORAGE_BINDING;
   const maxUniform = limits.maxUniformBufferBindingSize ?? DEFAULT_MAX_UNIFORM_BINDING;
-  const scratch: ScratchPlan[] = v.intermediates.map((im) => {
+  // Scratch sizes by id, in the intermediates' order (a plain record: ids are identifiers, never __proto__).
+  const scratch: Record<string, number> = {};
+  for (const im of v.intermediates) {
     const shape = evalOrThrow(im.shape, venv, `the shape of intermediate \`${im.id}\``, prefix) as number[];
     const size = roundUp4(product(shape) * BYTES_PER_ELEMENT.get(im.dtype)!);
-    return { id: im.id, size: fits(size, maxStorage, "maxStorageBufferBindingSize", prefix, `intermediate \`${im.id}\``) };
-  });
-  const scratchSize = new Map(scratch.map((s) => [s.id, s.size]));
+    scratch[im.id] = fits(size, maxStorage, "maxStorageBufferBindingSize", prefix, `intermediate \`${im.id}\``);
+  }
+  const scratchSize = new Map(Object.entries(scratch));
   const maxWg = model.assignments[0]?.facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
   const passes: PassPlan[] = vm.passes.map((pm, pi) => {
     const { id, penv } = shaderIds[pi];
     const pprefix = `${prefix}: pass \`${pm.pass.id}\``;
-    const bindings: BindingPlan[] = pm.bindings.map((b, bi) => ({ binding: bi, name: b.name, type: b.buffer }));
+    const bindings: BindingPlan[] = pm.bindings.map((b, bi): BindingPlan => {
+      const base = { binding: bi, name: b.name, type: b.buffer };
+      if (b.kind === "uniform") return { ...base, kind: "uniform" };
+      if (b.kind === "scratch") return { ...base, kind: "scratch", scratch: b.ref! };
+      return { ...base, kind: b.refIsInput ? "input" : "output", tensor: b.ref! };
+    });
     // In binding order, so the first failing binding is the one reported (as the dispatcher does).
     const resources = pm.bindings.map((b) => resourceFor(b, penv, leaves, scratchSize, pprefix, k.spec.name, maxStorage, maxUniform));
-    const wg = pm.pass.dispatch.map((d, i) => {
+    const [x, y, z] = pm.pass.dispatch.map((d, i) => {
       const n = evalOrThrow(d, penv, `dispatch ${"xyz"[i]}`, pprefix) as number;
       if (!Number.isInteger(n) || n < 0 || n > maxWg)
         throw new KernelCallError(
@@ -401,8 +408,8 @@ function buildPlan(
           `${pprefix}: dispatch ${"xyz"[i]} is ${showValue(n)}, outside 0..${maxWg} (maxComputeWorkgroupsPerDimension)`,
         );
       return n;
-    }) as unknown as [number, number, number];
-    return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, resources, workgroups: wg };
+    }) as [number, number, number];
+    return { id: pm.pass.id, name: pm.pass.name, shader: id, entryPoint: "main", bindings, resources, x, y, z };
   });
   return { kernel: k.spec.name, variant: v.id, passes, scratch, outputShapes };
 }
@@ -425,14 +432,13 @@ function resourceFor(
     }));
     const size = Math.max(16, Math.ceil((fields.length * 4) / 16) * 16);
     fits(size, maxUniform, "maxUniformBufferBindingSize", prefix, `uniform \`${b.name}\``);
-    return { kind: "uniform", words: uniformWords(fields, b.name, prefix) };
+    return uniformWords(fields, b.name, prefix);
   }
-  if (b.kind === "scratch") return { kind: "scratch", scratch: b.ref!, offset: 0, size: scratch.get(b.ref!) ?? 0 };
+  if (b.kind === "scratch") return scratch.get(b.ref!) ?? 0;
   const t = leaves.tensor(b.ref!);
   if (!t) throw new KernelCallError("eval", `${prefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`);
   const bytes = BYTES_PER_ELEMENT.get(t.dtype);
   if (bytes === undefined) throw new KernelCallError("eval", `${prefix}: tensor \`${b.ref}\` has dtype ${t.dtype}, which cannot be bound`);
   const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-  const size = fits(roundUp4(product(t.shape) * bytes), max, limit, kernel, `tensor \`${b.ref}\``);
-  return { kind: b.refIsInput ? "input" : "output", tensor: b.ref!, offset: 0, size };
+  return fits(roundUp4(product(t.shape) * bytes), max, limit, kernel, `tensor \`${b.ref}\``);
 }

@@ -4,7 +4,7 @@
  * one compute pass holding each plan pass as a dispatch (one compute pass per plan pass when the
  * passes are timed one by one), one submit.
  */
-import type { BindingPlan, BindingResource, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
+import type { BindingPlan, BindingResource, ByteRange, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
 import type { PipelineCache } from "./pipeline-cache.js";
 import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 
@@ -70,6 +70,12 @@ const alignUp = (n: number, a: number): number => Math.ceil(n / a) * a;
 /** A byte size or offset: a non-negative safe integer (not NaN, not fractional, not past 2^53). */
 const isByteCount = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 
+const BINDING_KINDS: readonly unknown[] = ["input", "output", "scratch", "uniform"];
+
+/** What a hand-built plan holds, as a message names it (never running its code): undefined, null, a number, an array, an object, … */
+const shown = (v: unknown): string =>
+  v == null ? String(v) : Array.isArray(v) ? "an array" : typeof v === "object" ? "an object" : `a ${typeof v}`;
+
 /** Placement of one pass's uniform binding inside the call's single uniform buffer. */
 interface UniformSlot {
   readonly offset: number;
@@ -94,7 +100,8 @@ export async function executePlan(
   const running: PassPlan[] = [];
   const skipped: string[] = [];
   for (const pass of plan.passes) {
-    for (const n of pass.workgroups) {
+    const workgroups = [pass.x, pass.y, pass.z];
+    for (const n of workgroups) {
       if (!Number.isInteger(n) || n < 0 || n > maxWorkgroups) {
         throw new PlanExecutionError(
           plan.kernel,
@@ -103,7 +110,7 @@ export async function executePlan(
         );
       }
     }
-    if (pass.workgroups.some((n) => n === 0)) skipped.push(pass.id);
+    if (workgroups.includes(0)) skipped.push(pass.id);
     else running.push(pass);
   }
   const pipelines = await Promise.all(running.map((pass) => cache.get(pipelineDescOf(pass))));
@@ -118,11 +125,10 @@ export async function executePlan(
   let submitted = false;
   try {
     const scratch = new Map<string, GPUBuffer>();
-    for (const s of plan.scratch) {
-      if (scratch.has(s.id)) throw new PlanExecutionError(plan.kernel, undefined, `scratch "${s.id}" is declared twice`);
-      const buffer = pool.acquire(Math.max(s.size, 4));
+    for (const [id, size] of Object.entries(plan.scratch)) {
+      const buffer = pool.acquire(Math.max(size, 4));
       acquired.push(buffer);
-      scratch.set(s.id, buffer);
+      scratch.set(id, buffer);
     }
     const { uniformBuffer, slots } = uploadUniforms(device, pool, running, acquired);
     const encoder = device.createCommandEncoder({ label: options.label ?? plan.kernel });
@@ -146,7 +152,7 @@ export async function executePlan(
         shared ?? encoder.beginComputePass(timestampWrites ? { label: pass.name, timestampWrites } : { label: pass.name });
       computePass.setPipeline(pipeline);
       computePass.setBindGroup(0, bindGroup);
-      computePass.dispatchWorkgroups(pass.workgroups[0], pass.workgroups[1], pass.workgroups[2]);
+      computePass.dispatchWorkgroups(pass.x, pass.y, pass.z);
       if (!shared) computePass.end();
     });
     shared?.end();
@@ -166,16 +172,17 @@ export async function executePlan(
 
 /**
  * Refuses a plan (a hand-built one may hold anything) with a pass whose resources are not one per
- * binding, or whose scratch sizes or binding offsets and sizes are not non-negative safe integers:
- * NaN, negative, fractional or past 2^53. Runs before anything touches the device.
+ * binding, a uniform binding whose resource is not its words, or whose scratch sizes or binding
+ * offsets and sizes are not non-negative safe integers: NaN, negative, fractional or past 2^53.
+ * Runs before anything touches the device.
  */
 function checkByteRanges(plan: Plan): void {
-  for (const s of plan.scratch) {
-    if (!isByteCount(s.size))
+  for (const [id, size] of Object.entries(plan.scratch)) {
+    if (!isByteCount(size))
       throw new PlanExecutionError(
         plan.kernel,
         undefined,
-        `scratch "${s.id}" has size ${String(s.size)}; a size must be a non-negative integer`,
+        `scratch "${id}" has size ${String(size)}; a size must be a non-negative integer`,
       );
   }
   for (const pass of plan.passes) {
@@ -187,34 +194,24 @@ function checkByteRanges(plan: Plan): void {
         `${pass.bindings.length} bindings but ${n} resources; give one per binding (resources[i] for bindings[i])`,
       );
     pass.bindings.forEach((b, i) => {
-      const r = pass.resources[i];
-      if (typeof r !== "object" || r === null)
-        throw new PlanExecutionError(
-          plan.kernel,
-          pass.id,
-          `binding ${b.binding} (${b.name}) has no resource (resources[${i}] is ${String(r)})`,
-        );
-      if (r.kind === "uniform") {
-        if (!Array.isArray(r.words))
-          throw new PlanExecutionError(
-            plan.kernel,
-            pass.id,
-            `binding ${b.binding} (${b.name}): a uniform resource needs \`words\`, an array of u32 words (a plan from an older kernelc has \`bytes\`: rebuild out/ with this one)`,
-          );
+      const r: unknown = pass.resources[i];
+      const fail = (detail: string): never => {
+        throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${detail}`);
+      };
+      if (!BINDING_KINDS.includes(b.kind))
+        fail(`kind is ${shown(b.kind)}, not input, output, scratch or uniform (a plan from an older kernelc? rebuild out/)`);
+      if (b.kind === "uniform") {
+        if (!Array.isArray(r))
+          fail(`a uniform binding's resource is its words, an array of u32 numbers, not ${shown(r)} (resources[${i}])`);
         return;
       }
-      const what = r.kind === "scratch" ? `scratch "${r.scratch}"` : `tensor "${r.tensor}"`;
-      for (const [field, n] of [
-        ["offset", r.offset],
-        ["size", r.size],
-      ] as const) {
-        if (!isByteCount(n)) {
-          throw new PlanExecutionError(
-            plan.kernel,
-            pass.id,
-            `binding ${b.binding} "${b.name}": ${what} ${field} ${String(n)} is not a non-negative integer`,
-          );
-        }
+      const what = b.kind === "scratch" ? `scratch "${b.scratch}"` : `tensor "${b.tensor}"`;
+      // A number is the range [0, r); anything else must be a range { offset, size }.
+      if (typeof r !== "number" && (typeof r !== "object" || r === null || Array.isArray(r)))
+        fail(`${what} needs a byte size or a range { offset, size }, not ${shown(r)} (resources[${i}])`);
+      const range = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+      for (const field of ["offset", "size"] as const) {
+        if (!isByteCount(range[field])) fail(`${what} ${field} ${String(range[field])} is not a non-negative integer`);
       }
     });
   }
@@ -232,11 +229,12 @@ function uploadUniforms(
   const uploads: { readonly words: readonly number[]; readonly offset: number }[] = [];
   let total = 0;
   const slots = running.map((pass) =>
-    pass.resources.map((r): UniformSlot | undefined => {
-      if (r.kind !== "uniform") return undefined;
+    pass.bindings.map((b, i): UniformSlot | undefined => {
+      if (b.kind !== "uniform") return undefined;
+      const words = pass.resources[i] as readonly number[];
       const offset = alignUp(total, align);
-      const size = alignUp(Math.max(r.words.length * 4, 1), 16);
-      uploads.push({ words: r.words, offset });
+      const size = alignUp(Math.max(words.length * 4, 1), 16);
+      uploads.push({ words, offset });
       total = offset + size;
       return { offset, size };
     }),
@@ -266,43 +264,45 @@ function bufferBinding(
   const fail = (detail: string): never => {
     throw new PlanExecutionError(plan.kernel, pass.id, `binding ${b.binding} "${b.name}": ${detail}`);
   };
-  if (r.kind === "uniform") {
-    if (b.type !== "uniform") fail(`uniform bytes bound as "${b.type}"`);
+  if (b.kind === "uniform") {
+    if (b.type !== "uniform") fail(`uniform words bound as "${b.type}"`);
     if (!uniformBuffer || !slot) return fail("uniform slot missing");
     return { buffer: uniformBuffer, offset: slot.offset, size: slot.size };
   }
-  if (b.type === "uniform") fail(`a ${r.kind} range bound as a uniform`);
+  if (b.type === "uniform") fail(`a ${b.kind} range bound as a uniform`);
   let buffer: GPUBuffer | undefined;
   let what: string;
-  if (r.kind === "scratch") {
-    buffer = scratch.get(r.scratch);
-    what = `scratch "${r.scratch}"`;
-    if (!buffer) fail(`${what} is not declared in the plan's scratch list`);
+  if (b.kind === "scratch") {
+    buffer = scratch.get(b.scratch);
+    what = `scratch "${b.scratch}"`;
+    if (!buffer) fail(`${what} has no size in the plan's scratch`);
   } else {
-    buffer = Object.hasOwn(tensors, r.tensor) ? tensors[r.tensor] : undefined;
-    what = `tensor "${r.tensor}"`;
+    buffer = Object.hasOwn(tensors, b.tensor) ? tensors[b.tensor] : undefined;
+    what = `tensor "${b.tensor}"`;
     if (!buffer) fail(`no buffer was given for ${what} (tensors given: ${Object.keys(tensors).join(", ") || "none"})`);
   }
   const buf = buffer as GPUBuffer;
-  if (r.size <= 0)
+  // A number is the range [0, r) (checkByteRanges refused anything else but a ByteRange).
+  const { offset, size: bytes } = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+  if (bytes <= 0)
     fail(
-      `${what} range has size ${r.size}; a binding must not be empty (WebGPU refuses it), yet the pass dispatches ` +
-        `${pass.workgroups.join("x")} workgroups. When a call's tensor has no elements, give the passes that bind it 0 ` +
+      `${what} range has size ${bytes}; a binding must not be empty (WebGPU refuses it), yet the pass dispatches ` +
+        `${pass.x}x${pass.y}x${pass.z} workgroups. When a call's tensor has no elements, give the passes that bind it 0 ` +
         `workgroups (a dispatch such as \`"x": "groups if n > 0 else 0"\` in the spec; a pass with a workgroup count of 0 ` +
         `is skipped) or reject such calls in a \`when\` condition`,
     );
   const alignment = device.limits.minStorageBufferOffsetAlignment;
-  if (r.offset % alignment !== 0) fail(`${what} offset ${r.offset} is not a multiple of minStorageBufferOffsetAlignment (${alignment})`);
+  if (offset % alignment !== 0) fail(`${what} offset ${offset} is not a multiple of minStorageBufferOffsetAlignment (${alignment})`);
   // Storage bindings must be a multiple of 4 bytes: an odd number of f16 elements is bound with
   // its last 2-byte pad (arrayLength then counts one more element), when the buffer has room.
-  const size = alignUp(r.size, 4);
-  if (r.offset + size > buf.size) {
+  const size = alignUp(bytes, 4);
+  if (offset + size > buf.size) {
     fail(
-      `${what} needs ${r.offset + size} bytes (range [${r.offset}, ${r.offset + r.size}), bound as ${size} bytes), but its buffer has ` +
-        `${buf.size}: the range exceeds its buffer. Create the buffer with at least ${r.offset + size} bytes: storage is bound in whole ` +
+      `${what} needs ${offset + size} bytes (range [${offset}, ${offset + bytes}), bound as ${size} bytes), but its buffer has ` +
+        `${buf.size}: the range exceeds its buffer. Create the buffer with at least ${offset + size} bytes: storage is bound in whole ` +
         `4-byte words, so a tensor whose data is not a multiple of 4 bytes (a bool tensor is 1 byte per element, an f16 tensor 2) needs ` +
         `room for its last word's padding`,
     );
   }
-  return { buffer: buf, offset: r.offset, size };
+  return { buffer: buf, offset, size };
 }

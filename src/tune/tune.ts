@@ -22,7 +22,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import type { BindingResource, Call, Plan, UniformResource } from "../model/plan.js";
+import type { ByteRange, Call, Plan } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
@@ -182,14 +182,37 @@ const TIMING_METHOD = "one-pass-4";
 
 /** What a measurement depends on: the timing method, the adapter, the plan (workgroups, ranges, uniforms), the shader texts and the call. */
 function measurementKey(adapter: string, plan: Plan, shaders: ReadonlyMap<string, string>, call: TuneCallConfig): string {
-  // A uniform as its bytes in hex, as when uniforms were Uint8Arrays: the keys of earlier measurements still match.
-  const planText = JSON.stringify(plan, (_k, v: unknown) =>
-    (v as BindingResource | null)?.kind === "uniform"
-      ? { kind: "uniform", bytes: Buffer.from(new Uint32Array((v as UniformResource).words).buffer).toString("hex") }
-      : v,
-  );
   const shaderText = plan.passes.map((p) => shaders.get(p.shader) ?? "").join("\0");
-  return sha256Hex([TIMING_METHOD, adapter, planText, shaderText, JSON.stringify(call)].join("\0"));
+  return sha256Hex([TIMING_METHOD, adapter, legacyPlanText(plan), shaderText, JSON.stringify(call)].join("\0"));
+}
+
+/**
+ * A plan as JSON in the layout plans had when measurement keys were first made (a resource object
+ * per binding, with the tensor or scratch id, offset and size, a uniform as its bytes in hex; the
+ * workgroups an array; the scratch list of { id, size }), so the keys of earlier measurements still match.
+ */
+function legacyPlanText(plan: Plan): string {
+  return JSON.stringify({
+    kernel: plan.kernel,
+    variant: plan.variant,
+    passes: plan.passes.map((p) => ({
+      id: p.id,
+      name: p.name,
+      shader: p.shader,
+      entryPoint: p.entryPoint,
+      bindings: p.bindings.map((b) => ({ binding: b.binding, name: b.name, type: b.type })),
+      resources: p.bindings.map((b, i) => {
+        const r = p.resources[i]!;
+        if (b.kind === "uniform")
+          return { kind: "uniform", bytes: Buffer.from(new Uint32Array(r as readonly number[]).buffer).toString("hex") };
+        const { offset, size } = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+        return b.kind === "scratch" ? { kind: b.kind, scratch: b.scratch, offset, size } : { kind: b.kind, tensor: b.tensor, offset, size };
+      }),
+      workgroups: [p.x, p.y, p.z],
+    })),
+    scratch: Object.entries(plan.scratch).map(([id, size]) => ({ id, size })),
+    outputShapes: plan.outputShapes,
+  });
 }
 
 function median(xs: readonly number[]): number {
@@ -662,9 +685,13 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number, 
   const planned = new Map<string, number>();
   for (const plan of plans)
     for (const pass of plan.passes)
-      for (const r of pass.resources)
-        if ((r.kind === "input" || r.kind === "output") && !Object.hasOwn(out, r.tensor))
-          planned.set(r.tensor, Math.max(planned.get(r.tensor) ?? 4, r.offset + Math.ceil(r.size / 4) * 4));
+      pass.bindings.forEach((b, i) => {
+        const r = pass.resources[i];
+        if ((b.kind !== "input" && b.kind !== "output") || Object.hasOwn(out, b.tensor) || r === undefined || Array.isArray(r)) return;
+        // A number is the range [0, r); a ByteRange an offset and size.
+        const { offset, size } = typeof r === "number" ? { offset: 0, size: r } : (r as { offset: number; size: number });
+        planned.set(b.tensor, Math.max(planned.get(b.tensor) ?? 4, offset + Math.ceil(size / 4) * 4));
+      });
   for (const [id, size] of [...planned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     out[id] = device.createBuffer({ size, usage: BufferUsage.STORAGE | BufferUsage.COPY_DST | BufferUsage.COPY_SRC });
   return out;

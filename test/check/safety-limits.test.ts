@@ -190,8 +190,8 @@ describe("names that are Object.prototype members are plain names", () => {
       });
       expect(plan.variant).toBe("vec4");
       const pass = plan.passes[0];
-      const params = pass.resources[pass.bindings.findIndex((b) => b.name === "params")] as { words: readonly number[] };
-      expect(new Float32Array(new Uint32Array([params.words[1]!]).buffer)[0]).toBe(2);
+      const words = pass.resources[pass.bindings.findIndex((b) => b.name === "params")] as readonly number[];
+      expect(new Float32Array(new Uint32Array([words[1]!]).buffer)[0]).toBe(2);
     },
   );
 

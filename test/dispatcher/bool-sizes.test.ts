@@ -13,7 +13,7 @@ import { compile, type CompileResult } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { interpretPlan } from "../../src/plan/interpret.js";
 import type { KernelModel } from "../../src/plan/dispatch-model.js";
-import type { Call, Plan, TensorResource } from "../../src/model/plan.js";
+import type { Call, Plan } from "../../src/model/plan.js";
 import { outcome } from "../support/plan-outcome.js";
 import { importDispatcher } from "../support/project-build.js";
 import { writeProject } from "../support/temp-project.js";
@@ -72,15 +72,15 @@ function modelOf(result: CompileResult, kernel: string): KernelModel {
   return result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === kernel)!.model;
 }
 
-/** The byte size the plan binds for a tensor id (every binding of it alike). */
+/** The byte sizes the plan binds for a tensor id, each once (every binding of it alike: one). */
 function tensorSizes(plan: Plan, tensor: string): number[] {
   return [
     ...new Set(
       plan.passes.flatMap((p) =>
-        p.resources.filter((r): r is TensorResource => r.kind !== "uniform" && r.kind !== "scratch" && r.tensor === tensor),
+        p.resources.filter((_, i) => ((b) => b.kind !== "uniform" && b.kind !== "scratch" && b.tensor === tensor)(p.bindings[i]!)),
       ),
     ),
-  ].map((r) => r.size);
+  ] as number[];
 }
 
 describe("bool tensors are 1 byte per element, bound rounded up to 4 bytes", async () => {
@@ -138,14 +138,12 @@ describe("bool tensors are 1 byte per element, bound rounded up to 4 bytes", asy
       const generated = outcome(() => plan.PositivePart!(call));
       expect(generated).toEqual(outcome(() => interpretPlan(modelOf(masked, "PositivePart"), call)));
       const p = (generated as { plan: Plan }).plan;
-      expect(p.scratch).toEqual([{ id: "maskT", size: roundUp4(rows * cols) }]);
-      for (const pass of p.passes)
-        expect(pass.resources.find((r) => r.kind === "scratch")).toEqual({
-          kind: "scratch",
-          scratch: "maskT",
-          offset: 0,
-          size: roundUp4(rows * cols),
-        });
+      expect(p.scratch).toEqual({ maskT: roundUp4(rows * cols) });
+      for (const pass of p.passes) {
+        const i = pass.bindings.findIndex((b) => b.kind === "scratch");
+        expect(pass.bindings[i]).toMatchObject({ kind: "scratch", scratch: "maskT" });
+        expect(pass.resources[i]).toBe(roundUp4(rows * cols));
+      }
     }
   });
 

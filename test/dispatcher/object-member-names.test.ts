@@ -139,7 +139,7 @@ describe("tensor ids and attribute names that objects inherit", async () => {
       const generated = outcome(() => planners.Members!(call));
       expect(generated, JSON.stringify(call)).toEqual(outcome(() => interpretPlan(model, call)));
       expect(generated.error, JSON.stringify(call)).toBeUndefined();
-      words.push(JSON.parse(JSON.stringify(generated.plan)).passes[0].resources[2].words);
+      words.push(JSON.parse(JSON.stringify(generated.plan)).passes[0].resources[2]);
     }
     // n, biased, scale (f32 bits), offset (f32 bits).
     const f = (v: number): number => new Uint32Array(new Float32Array([v]).buffer)[0]!;

@@ -86,7 +86,7 @@ describe("uniform values and call forms, dispatcher against interpreter", async 
   const words = (call: unknown): number[] => {
     const o = both(call);
     if (!("plan" in o)) throw new Error(`no plan: ${JSON.stringify(o)}`);
-    return (o.plan as { passes: { resources: { kind: string; words?: number[] }[] }[] }).passes[0]!.resources[2]!.words!;
+    return (o.plan as { passes: { resources: number[][] }[] }).passes[0]!.resources[2]!;
   };
   const error = (call: unknown): { kind: string; message: string } => {
     const o = both(call);

@@ -234,7 +234,7 @@ describe.runIf(device && W !== undefined)("PagedAttention's row design, executed
         }
         if (!(err <= maxErr)) maxErr = Number.isNaN(err) ? Infinity : err;
       }
-      const numSplits = plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+      const numSplits = plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
       table.push(
         `${c.pins?.ROW_SUBGROUP_SIZE ?? W} | ${c.profile} | ${c.variant} | ${c.shape.name} (${data.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
       );

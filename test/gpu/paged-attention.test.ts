@@ -204,7 +204,7 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
           }
           if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
         }
-        const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.workgroups[2] ?? 1;
+        const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
         table.push(
           `${profile} | ${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
         );
@@ -270,7 +270,7 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
     });
     const plan = compiled.plan(c.call);
     expect(plan.variant).toBe("separate_derived_splitk");
-    expect(plan.passes.find((p) => p.id === "split_attention")?.workgroups[2]).toBe(400);
+    expect(plan.passes.find((p) => p.id === "split_attention")?.z).toBe(400);
     const got = await runPlan(plan, compiled.shaders, pagedCaseTensors(c));
     const ref = pagedCaseReference(shape, c);
     const out = new Uint16Array(got.outputT);

@@ -434,7 +434,7 @@ describe.runIf(probe)("every default profile on lavapipe, with its own features,
         for (const [id, data] of Object.entries(tensors)) buffers[id] = uploadBuffer(device, data);
         buffers.outputT = createBuffer(device, outBytes);
         poisonBuffer(device, buffers.outputT);
-        const held = plan.scratch.map((s) => cache!.scratchPool.acquire(Math.max(s.size, 4)));
+        const held = Object.values(plan.scratch).map((size) => cache!.scratchPool.acquire(Math.max(size, 4)));
         for (const b of held) poisonBuffer(device, b);
         cache!.scratchPool.release(...held);
         await executePlan(device, cache!, plan, buffers, { checkErrors: true });

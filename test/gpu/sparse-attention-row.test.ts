@@ -179,7 +179,7 @@ describe.runIf(device && W !== undefined)("SparseAttention's row design, execute
       const text = compiled.shaders[attention.shader];
       expect(text, "the row design's build for the adapter's width, without its fallback").toContain("not_rows(wid, ");
       expect(text).not.toContain("attend_key_per_lane(wid, ");
-      const splits = plan.passes.find((p) => p.id === "split_attend")?.workgroups[2] ?? 1;
+      const splits = plan.passes.find((p) => p.id === "split_attend")?.z ?? 1;
       if (r.mode === "splitk") expect(splits, "split-K runs several splits").toBeGreaterThan(1);
 
       const got = await runPlan(plan, compiled.shaders, sparseCaseTensors(d));

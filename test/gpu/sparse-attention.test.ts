@@ -219,7 +219,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
     const attendPasses = plan.passes.map((p) => p.id).filter((id) => id !== "append" && id !== "rotate_q");
     expect(attendPasses).toEqual(mode === "splitk" ? ["split_attend", "merge"] : ["attend"]);
     if (mode === "splitk") {
-      const splits = plan.passes.find((p) => p.id === "split_attend")!.workgroups[2];
+      const splits = plan.passes.find((p) => p.id === "split_attend")!.z;
       // numSplits = min(MAX_SPLITS 16, keyCeiling / SPLIT_MIN_KEYS, ceil(SPLIT_TARGET_WORKGROUPS 1024 / (B*S*Nkv))).
       const keyCeiling = Math.min(c.maxCacheSeq, layout.maxBlocks * c.sbs);
       expect(splits).toBe(Math.min(16, Math.floor(keyCeiling / 16), Math.ceil(1024 / (c.B * c.S * c.Nkv))));
@@ -250,7 +250,7 @@ describe.runIf(device)("SparseAttention on lavapipe vs the CPU reference", () =>
     // finite values: a partial or statistic the kernels fail to write cannot pass for another
     // case's data.
     const scratchPool = new ScratchPool(gpu, "sparse test scratch");
-    const held = plan.scratch.map((sc) => scratchPool.acquire(Math.max(sc.size, 4)));
+    const held = Object.values(plan.scratch).map((size) => scratchPool.acquire(Math.max(size, 4)));
     for (const b of held) poisonBufferCycle(gpu, b);
     scratchPool.release(...held);
     await executePlan(gpu, cache, plan, tensors, { checkErrors: true, scratchPool });

@@ -134,8 +134,8 @@ const bound = (list: readonly Bound[]): Pick<PassPlan, "bindings" | "resources">
 
 /** A uniform binding whose contents are the bytes of `data` (a whole number of 4-byte words), as u32 words. */
 const uniform = (binding: number, name: string, data: ArrayBufferView): Bound => ({
-  binding: { binding, name, type: "uniform" },
-  resource: { kind: "uniform", words: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4)) },
+  binding: { binding, name, type: "uniform", kind: "uniform" },
+  resource: Array.from(new Uint32Array(data.buffer, data.byteOffset, data.byteLength / 4)),
 });
 
 const tensor = (
@@ -146,14 +146,15 @@ const tensor = (
   id: string,
   offset: number,
   size: number,
-): Bound => ({ binding: { binding, name, type }, resource: { kind, tensor: id, offset, size } });
+): Bound => ({ binding: { binding, name, type, kind, tensor: id }, resource: offset === 0 ? size : { offset, size } });
 
 const scratchRange = (binding: number, name: string, type: "storage" | "read-only-storage", id: string, size: number): Bound => ({
-  binding: { binding, name, type },
-  resource: { kind: "scratch", scratch: id, offset: 0, size },
+  binding: { binding, name, type, kind: "scratch", scratch: id },
+  resource: size,
 });
 
-const groups = (n: number): readonly [number, number, number] => [Math.ceil(n / 64), 1, 1];
+/** The workgroup counts of a pass over n elements, 64 per workgroup. */
+const groups = (n: number): Pick<PassPlan, "x" | "y" | "z"> => ({ x: Math.ceil(n / 64), y: 1, z: 1 });
 
 /**
  * A pass with a zero workgroup count, as a dispatcher emits for an empty input: it must be skipped
@@ -166,7 +167,9 @@ function clobberPass(): PassPlan {
     shader: "clobber",
     entryPoint: "main",
     ...bound([tensor(0, "y", "storage", "output", "y", 0, 0)]),
-    workgroups: [0, 1, 1],
+    x: 0,
+    y: 1,
+    z: 1,
   };
 }
 
@@ -190,10 +193,10 @@ function axpbPlan(n: number, a: number, b: number): Plan {
           uniform(2, "params", new Float32Array([a, b])),
           tensor(3, "unused", "read-only-storage", "input", "x", 0, 4),
         ]),
-        workgroups: groups(n),
+        ...groups(n),
       },
     ],
-    scratch: [],
+    scratch: {},
     outputShapes: { y: [n] },
   };
 }
@@ -214,7 +217,7 @@ function twoStepPlan(n: number, a: number, b: number): Plan {
           scratchRange(1, "t", "storage", "t", 4 * n),
           uniform(2, "params", params),
         ]),
-        workgroups: groups(n),
+        ...groups(n),
       },
       clobberPass(),
       {
@@ -227,10 +230,10 @@ function twoStepPlan(n: number, a: number, b: number): Plan {
           tensor(1, "y", "storage", "output", "y", 0, 4 * n),
           uniform(2, "shiftParams", params),
         ]),
-        workgroups: groups(n),
+        ...groups(n),
       },
     ],
-    scratch: [{ id: "t", size: 4 * n }],
+    scratch: { t: 4 * n },
     outputShapes: { y: [n] },
   };
 }
@@ -378,7 +381,7 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     const cache = new PipelineCache(gpu, loader([]));
     const { x, y } = setUp(gpu, new Float32Array(64), 256);
     const plan = axpbPlan(0, 1, 0);
-    const empty: Plan = { ...plan, passes: [plan.passes[0]!, { ...plan.passes[1]!, workgroups: [5, 1, 1] }] };
+    const empty: Plan = { ...plan, passes: [plan.passes[0]!, { ...plan.passes[1]!, x: 5, y: 1, z: 1 }] };
     await expect(executePlan(gpu, cache, empty, { x, y })).rejects.toThrow(
       new PlanExecutionError(
         "axpb",
@@ -391,21 +394,21 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
     expect(cache.scratchPool.inUseCount).toBe(0);
   });
 
-  it("refuses a uniform resource without words (a plan from an older kernelc had bytes)", async () => {
+  it("refuses a uniform resource that is not its words (a plan from an older kernelc had a { kind, words } object)", async () => {
     const cache = new PipelineCache(gpu, loader([]));
     const n = 64;
     const { x, y } = setUp(gpu, new Float32Array(n), 4 * n);
     const plan = axpbPlan(n, 1, 0);
     const pass = plan.passes[1]!;
-    const resources = pass.resources.map((r) =>
-      r.kind === "uniform" ? ({ kind: "uniform", bytes: new Uint8Array(8) } as unknown as typeof r) : r,
+    const resources = pass.resources.map((r, i) =>
+      pass.bindings[i]!.kind === "uniform" ? ({ kind: "uniform", words: r } as unknown as BindingResource) : r,
     );
     const old: Plan = { ...plan, passes: [plan.passes[0]!, { ...pass, resources }] };
     await expect(executePlan(gpu, cache, old, { x, y })).rejects.toThrow(
       new PlanExecutionError(
         "axpb",
         "axpb",
-        "binding 2 (params): a uniform resource needs `words`, an array of u32 words (a plan from an older kernelc has `bytes`: rebuild out/ with this one)",
+        'binding 2 "params": a uniform binding\'s resource is its words, an array of u32 numbers, not an object (resources[2])',
       ),
     );
     expect(cache.scratchPool.inUseCount).toBe(0);
@@ -436,10 +439,10 @@ describe.runIf(device)(`executePlan on ${device ? "a WebGPU device" : "no device
             tensor(1, "y", "storage", "output", "y", 0, 2 * n),
             uniform(2, "params", params),
           ]),
-          workgroups: groups(n),
+          ...groups(n),
         },
       ],
-      scratch: [],
+      scratch: {},
       outputShapes: { y: [n] },
     };
     await executePlan(gpu, cache, plan, { x, y }, { checkErrors: true });

@@ -41,7 +41,7 @@ export function pagedPlanRunner(
     buffers.outputT = createBuffer(device, outBytes);
     poisonBuffer(device, buffers.outputT);
     const scratchPool = new ScratchPool(device, `${label} scratch`);
-    const held = plan.scratch.map((s) => scratchPool.acquire(Math.max(s.size, 4)));
+    const held = Object.values(plan.scratch).map((size) => scratchPool.acquire(Math.max(size, 4)));
     for (const b of held) poisonBufferCycle(device, b);
     scratchPool.release(...held);
     await executePlan(device, pipelines, plan, buffers, { checkErrors: true, scratchPool });

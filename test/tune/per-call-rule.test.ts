@@ -119,7 +119,7 @@ function decodeCall(B: number): Call {
   return { ...base, inputs, outputs: { outputT: { shape: [B, 4096], dtype: "float16" } } };
 }
 
-const splitsOf = (p: Plan): number => p.passes.find((x) => x.id === "split_attention")?.workgroups[2] ?? 1;
+const splitsOf = (p: Plan): number => p.passes.find((x) => x.id === "split_attention")?.z ?? 1;
 
 async function buildPlanner(dir: string) {
   const loaded = loadConfig(dir);

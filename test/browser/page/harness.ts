@@ -143,7 +143,7 @@ async function run(request: RunRequest): Promise<RunResult> {
   // A fresh scratch pool whose buffers are poisoned (acquire, fill, give back; executePlan then
   // takes the same buffers): a partial result or statistic a kernel fails to write shows.
   const scratchPool = new ScratchPool(device, "browser test scratch");
-  const held = plan.scratch.map((s) => scratchPool.acquire(Math.max(s.size, 4)));
+  const held = Object.values(plan.scratch).map((size) => scratchPool.acquire(Math.max(size, 4)));
   for (const buffer of held) fill(device, buffer, request.scratchPoison);
   scratchPool.release(...held);
   const result = await executePlan(device, cache, plan, buffers, { checkErrors: true, scratchPool });

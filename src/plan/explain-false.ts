@@ -41,11 +41,34 @@ function tryEval(e: TExpr, env: EvalEnv): PValue | EvalError {
   }
 }
 
-/** The operands whose values make a false leaf-level condition understandable. */
+/** A sub-expression's structure as text (spans and types left out): the same operand twice is one key. */
+function structureOf(e: TExpr): string {
+  return JSON.stringify(e, (name, v: unknown) => (name === "span" || name === "type" ? undefined : v));
+}
+
+/**
+ * The operands whose values make a false leaf-level condition understandable. For an `or`, the
+ * operands of its disjuncts (each disjunct's own operands, or the disjunct where it has none),
+ * each once: `ranks.x == 1 or ranks.x == 2` shows `ranks.x = 3`, not two `false`s.
+ */
 export function operandsOf(e: TExpr): TExpr[] {
   switch (e.k) {
-    case "binary":
-      return [e.left, e.right];
+    case "binary": {
+      if (e.op !== "or") return [e.left, e.right];
+      const seen = new Set<string>();
+      const out: TExpr[] = [];
+      for (const d of [e.left, e.right]) {
+        const inner = operandsOf(d);
+        for (const o of inner.length ? inner : [d]) {
+          const k = structureOf(o);
+          if (!seen.has(k)) {
+            seen.add(k);
+            out.push(o);
+          }
+        }
+      }
+      return out;
+    }
     case "not":
     case "neg":
       return operandsOf(e.operand).length ? operandsOf(e.operand) : [e.operand];

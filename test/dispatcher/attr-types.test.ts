@@ -7,7 +7,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
@@ -15,6 +14,7 @@ import { interpretPlan } from "../../src/plan/interpret.js";
 import type { Call } from "../../src/model/plan.js";
 import { outcome } from "../support/plan-outcome.js";
 import { importDispatcher } from "../support/project-build.js";
+import { typeErrors } from "../support/strict-consumer.js";
 import { writeProject } from "../support/temp-project.js";
 
 const spec = {
@@ -65,23 +65,6 @@ const template = [
   "",
 ].join("\n");
 
-const strict: ts.CompilerOptions = {
-  strict: true,
-  noUnusedLocals: true,
-  noUnusedParameters: true,
-  noUncheckedIndexedAccess: true,
-  exactOptionalPropertyTypes: true,
-  noPropertyAccessFromIndexSignature: true,
-  verbatimModuleSyntax: true,
-  isolatedModules: true,
-  noEmit: true,
-  target: ts.ScriptTarget.ES2022,
-  lib: ["lib.es2022.d.ts"],
-  types: [],
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-};
-
 describe("attributes picked by a condition in a derive entry", async () => {
   const root = writeProject("attr-types", {
     "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
@@ -100,9 +83,7 @@ describe("attributes picked by a condition in a derive entry", async () => {
     fs.writeFileSync(path.join(root, "package.json"), JSON.stringify({ type: "module" }));
     const file = path.join(root, "dispatcher.ts");
     fs.writeFileSync(file, source!);
-    const errors = ts
-      .getPreEmitDiagnostics(ts.createProgram([file], strict))
-      .map((d) => `${d.start ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const errors = typeErrors([file]);
     expect(errors).toEqual([]);
   });
 

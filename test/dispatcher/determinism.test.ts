@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { repoBuild, repoRoot } from "../support/project-build.js";
+import { STRICT_CONSUMER, typeErrors } from "../support/strict-consumer.js";
 
 describe("build output", () => {
   it("is identical across two builds", async () => {
@@ -61,30 +62,16 @@ describe("build output", () => {
       ].join("\n"),
     );
     const strict: ts.CompilerOptions = {
-      strict: true,
-      noUnusedLocals: true,
-      noUnusedParameters: true,
-      noUncheckedIndexedAccess: true,
-      exactOptionalPropertyTypes: true,
-      noPropertyAccessFromIndexSignature: true,
-      verbatimModuleSyntax: true,
-      isolatedModules: true,
+      ...STRICT_CONSUMER,
       noImplicitOverride: true,
       noImplicitReturns: true,
       noFallthroughCasesInSwitch: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      lib: ["lib.es2022.d.ts"],
-      types: [],
     };
     const configs: [string, ts.CompilerOptions][] = [
-      ["NodeNext", { ...strict, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }],
+      ["NodeNext", strict],
       ["ESNext + bundler", { ...strict, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }],
     ];
-    const errorsOf = (roots: string[], options: ts.CompilerOptions): string[] =>
-      ts
-        .getPreEmitDiagnostics(ts.createProgram(roots, options))
-        .map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const errorsOf = (roots: string[], options: ts.CompilerOptions): string[] => typeErrors(roots, options, dir);
     for (const [what, options] of configs) expect(errorsOf([...files, use], options), what).toEqual([]);
     // A misspelled tensor id, a dtype outside the type constraint and a misspelled attribute are compile errors.
     const cases: [string, string, RegExp][] = [
@@ -116,28 +103,14 @@ describe("build output", () => {
     }
     expect(roots).toContain(path.join(dir, "index.ts"));
     const options: ts.CompilerOptions = {
-      strict: true,
+      ...STRICT_CONSUMER,
       isolatedDeclarations: true,
       declaration: true,
-      noUnusedLocals: true,
-      noUnusedParameters: true,
-      noUncheckedIndexedAccess: true,
-      exactOptionalPropertyTypes: true,
-      noPropertyAccessFromIndexSignature: true,
-      verbatimModuleSyntax: true,
-      isolatedModules: true,
       resolveJsonModule: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
       // index.ts names shaders by URL.
       lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
-      types: [],
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
     };
-    const errors = ts
-      .getPreEmitDiagnostics(ts.createProgram(roots, options))
-      .map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const errors = typeErrors(roots, options, dir);
     expect(errors).toEqual([]);
   }, 240_000);
 });

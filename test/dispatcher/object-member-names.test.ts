@@ -8,7 +8,6 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
@@ -16,6 +15,7 @@ import { interpretPlan } from "../../src/plan/interpret.js";
 import type { Call } from "../../src/model/plan.js";
 import { outcome } from "../support/plan-outcome.js";
 import { importDispatcher } from "../support/project-build.js";
+import { typeErrors } from "../support/strict-consumer.js";
 import { writeProject } from "../support/temp-project.js";
 
 const spec = {
@@ -81,23 +81,6 @@ const consumer = [
   "",
 ].join("\n");
 
-const strict: ts.CompilerOptions = {
-  strict: true,
-  noUnusedLocals: true,
-  noUnusedParameters: true,
-  noUncheckedIndexedAccess: true,
-  exactOptionalPropertyTypes: true,
-  noPropertyAccessFromIndexSignature: true,
-  verbatimModuleSyntax: true,
-  isolatedModules: true,
-  noEmit: true,
-  target: ts.ScriptTarget.ES2022,
-  lib: ["lib.es2022.d.ts"],
-  types: [],
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-};
-
 describe("tensor ids and attribute names that objects inherit", async () => {
   const root = writeProject("object-members", {
     "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
@@ -117,11 +100,7 @@ describe("tensor ids and attribute names that objects inherit", async () => {
     fs.writeFileSync(path.join(root, "dispatcher.ts"), source!);
     const file = path.join(root, "use.ts");
     fs.writeFileSync(file, consumer);
-    const errors = ts
-      .getPreEmitDiagnostics(ts.createProgram([file], strict))
-      .map(
-        (d) => `${d.file ? path.basename(d.file.fileName) : ""}:${d.start ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
-      );
+    const errors = typeErrors([file]);
     expect(errors).toEqual([]);
   });
 

@@ -7,11 +7,11 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { INIT_FILES } from "../../src/cli/init-command.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { STRICT_CONSUMER, typeErrors } from "../support/strict-consumer.js";
 import { writeProject } from "../support/temp-project.js";
 
 const CONDITIONS = ["n % 4 == 0", "n // 2 >= 1 and n % 8 == 0", "max(n, 4) % 4 == 0", "n % 16 == 0 or n % 5 == 0"];
@@ -37,26 +37,7 @@ describe("inline checked arithmetic in `when`", () => {
       const file = path.join(dir, "core/dispatcher.ts");
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, result.files.get("core/dispatcher.ts")!);
-      const options: ts.CompilerOptions = {
-        strict: true,
-        noUnusedLocals: true,
-        noUnusedParameters: true,
-        noUncheckedIndexedAccess: true,
-        exactOptionalPropertyTypes: true,
-        noPropertyAccessFromIndexSignature: true,
-        verbatimModuleSyntax: true,
-        isolatedModules: true,
-        noEmit: true,
-        target: ts.ScriptTarget.ES2022,
-        module: ts.ModuleKind.NodeNext,
-        moduleResolution: ts.ModuleResolutionKind.NodeNext,
-        lib: ["lib.es2022.d.ts"],
-        types: [],
-      };
-      const errors = ts
-        .getPreEmitDiagnostics(ts.createProgram([file], options))
-        .map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
-      expect(errors).toEqual([]);
+      expect(typeErrors([file], STRICT_CONSUMER, dir)).toEqual([]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,35 @@
+/**
+ * The strict consumer's TypeScript options that generated modules must compile under with zero
+ * errors (issue 12: `strict` plus the flags create-vite and strict projects turn on), and a helper
+ * that type-checks files with them. Module NodeNext; a test that also needs ESNext + bundler
+ * resolution spreads these options and overrides `module`/`moduleResolution`.
+ */
+import * as path from "node:path";
+import ts from "typescript";
+
+export const STRICT_CONSUMER: ts.CompilerOptions = {
+  strict: true,
+  noUnusedLocals: true,
+  noUnusedParameters: true,
+  noUncheckedIndexedAccess: true,
+  exactOptionalPropertyTypes: true,
+  noPropertyAccessFromIndexSignature: true,
+  verbatimModuleSyntax: true,
+  isolatedModules: true,
+  noEmit: true,
+  target: ts.ScriptTarget.ES2022,
+  lib: ["lib.es2022.d.ts"],
+  types: [],
+  module: ts.ModuleKind.NodeNext,
+  moduleResolution: ts.ModuleResolutionKind.NodeNext,
+};
+
+/** The diagnostics of type-checking `roots` with `options`, as "file:position: message" lines (file relative to `dir`). */
+export function typeErrors(roots: readonly string[], options: ts.CompilerOptions = STRICT_CONSUMER, dir?: string): string[] {
+  return ts
+    .getPreEmitDiagnostics(ts.createProgram([...roots], options))
+    .map(
+      (d) =>
+        `${d.file ? (dir ? path.relative(dir, d.file.fileName) : path.basename(d.file.fileName)) : ""}:${d.start ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
+    );
+}

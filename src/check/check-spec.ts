@@ -895,6 +895,15 @@ class SpecChecker {
           [{ message: "the allowed values are here", location: whereLocation(this.file, c.valuesWhere ?? c.where) }],
         );
       }
+      // A call that omits the attribute gets its default, so `required` could never reject one.
+      if (a && c.required && a.default !== undefined)
+        this.report(
+          "schema_value",
+          `attribute \`${a.name}\` is required and has the default ${JSON.stringify(a.default)}: a call that omits it would get the default, so \`required\` could never reject one`,
+          a.defaultWhere ?? a.where,
+          `remove the default (the node must then set \`${a.name}\`), or remove \`"required": true\` (a call may then omit it)`,
+          [{ message: "it is required here", location: whereLocation(this.file, c.where) }],
+        );
     }
     // Top-level bindings, checked once in the top-level environment for their field values.
     const topBindings = new Map(spec.bindings.map((b) => [b.id, b]));

@@ -19,248 +19,250 @@ const $q12 = ": attribute \u0060";
 const $q13 = " / 0)";
 const $q14 = "modulo by zero (";
 const $q15 = " % 0)";
-const $q16 = "): axis out of range for rank ";
-const $q17 = ": tensor \u0060";
-const $q18 = "\u0060 is absent in this call";
-const $q19 = "in \u0060";
-const $q20 = "error: ";
-const $q21 = "eval";
-const $q22 = " failed: ";
-const $q23 = "dim(shapes.";
-const $q24 = " bytes, more than ";
-const $q25 = "missing_shader";
-const $q26 = ": uniform field \u0060";
-const $q27 = "uniform";
-const $q28 = "input";
-const $q29 = "output";
-const $q30 = "scratch";
-const $q31 = "main";
-const $q32 = "PagedAttention";
-const $q33 = "attrs.kv_num_heads";
-const $q34 = "attrs.num_heads";
-const $q35 = "dim(shapes.keyCacheT, 1)";
-const $q36 = "dim(shapes.keyCacheT, 3)";
-const $q37 = "present.keyT";
-const $q38 = "present.slotMappingT";
-const $q39 = ": no shader was built for pass `scatter` with ";
-const $q40 = ": no shader was built for pass `split_attention` with ";
-const $q41 = ": no shader was built for pass `merge` with ";
-const $q42 = "maxStorageBufferBindingSize";
-const $q43 = "key";
-const $q44 = "keyT";
-const $q45 = "value";
-const $q46 = "valueT";
-const $q47 = "key_cache";
-const $q48 = "keyCacheT";
-const $q49 = "value_cache";
-const $q50 = "valueCacheT";
-const $q51 = "cumulative_sequence_length";
-const $q52 = "cumulativeSequenceLengthT";
-const $q53 = "past_seqlens";
-const $q54 = "pastSeqlensT";
-const $q55 = "block_table";
-const $q56 = "blockTableT";
-const $q57 = "params";
-const $q58 = "uniform field `params.batchSize`";
-const $q59 = "uniform field `params.scatterCount`";
-const $q60 = "dispatch x";
-const $q61 = "dispatch y";
-const $q62 = ": pass `scatter`";
-const $q63 = "query";
-const $q64 = "queryT";
-const $q65 = "partial_out";
-const $q66 = "partialOut";
-const $q67 = "partial_stats";
-const $q68 = "partialStats";
-const $q69 = "uniform field `params.scale`";
-const $q70 = "dispatch z";
-const $q71 = ": pass `split_attention`";
-const $q72 = "outputT";
-const $q73 = ": pass `merge`";
-const $q74 = "the shape of intermediate `partialOut`";
-const $q75 = "the shape of intermediate `partialStats`";
-const $q76 = "slot_mapping";
-const $q77 = "slotMappingT";
-const $q78 = ": no shader was built for pass `main` with ";
-const $q79 = ": pass `main`";
-const $q80 = "headLayoutOk";
-const $q81 = "batchSize";
-const $q82 = "qHidden";
-const $q83 = "ranks.slotMappingT";
-const $q84 = "slotShapeOk";
-const $q85 = "shapes.valueCacheT";
-const $q86 = "shapes.keyCacheT";
-const $q87 = "headSize";
-const $q88 = "\"float16\"";
-const $q89 = "tensorDtypes.queryT";
-const $q90 = "attrs.num_heads % attrs.kv_num_heads";
-const $q91 = "maxBlocks";
-const $q92 = "dim(shapes.outputT, 0)";
-const $q93 = "tokenCount";
-const $q94 = "dim(shapes.outputT, 1)";
-const $q95 = "`true` is false";
-const $q96 = "`present.slotMappingT` is false";
-const $q97 = "cacheShapeOk";
-const $q98 = "ioShapeOk";
-const $q99 = "pagedContractOk";
-const $q100 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q101 = "65535";
-const $q102 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q103 = "128";
-const $q104 = "dispatchFits";
-const $q105 = "numSplits";
-const $q106 = "headVec";
-const $q107 = "pagedSplitScratchBytes";
-const $q108 = "pagedSplitStatsBytes";
-const $q109 = "pagedSplitWg";
-const $q110 = "pagedSplitFits";
-const $q111 = "cacheVec4Ok";
-const $q112 = "device.limits.maxStorageBufferBindingSize";
-const $q113 = "134217728";
-const $q114 = "device.limits.maxBufferSize";
-const $q115 = "268435456";
-const $q116 = "device.limits.maxComputeWorkgroupSizeX";
-const $q117 = "pagedMergeWg";
-const $q118 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q119 = "16384";
-const $q120 = "qPerKv";
-const $q121 = "pagedSplitStorageBytes";
-const $q122 = "pagedSplitStorageFits";
-const $q123 = "kvHidden";
-const $q124 = "ranks.keyT";
-const $q125 = "ranks.valueT";
-const $q126 = "tensorDtypes.keyT";
-const $q127 = "float16";
-const $q128 = "tensorDtypes.valueT";
-const $q129 = "separateKv";
-const $q130 = "`present.keyT` is false";
-const $q131 = "`present.valueT` is false";
-const $q132 = "dim(shapes.keyT, 0)";
-const $q133 = "dim(shapes.keyT, 1)";
-const $q134 = "dim(shapes.queryT, 1)";
-const $q135 = "params.batchSize";
-const $q136 = "params.scatterCount";
-const $q137 = "scatter";
-const $q138 = "PagedAttention.ScatterKV";
-const $q139 = "scale";
-const $q140 = "params.scale";
-const $q141 = "merge";
-const $q142 = "intermediate `partialOut`";
-const $q143 = "intermediate `partialStats`";
-const $q144 = "packedStride";
-const $q145 = "present.valueT";
-const $q146 = "packedKv";
-const $q147 = "pagedAttnWg";
-const $q148 = "pagedAttnStorageBytes";
-const $q149 = "pagedAttnStorageFits";
-const $q150 = "outputStoreOk";
-const $q151 = "the shape of output `outputT`";
-const $q152 = "contract";
-const $q153 = "no_variant";
-const $q154 = ": unknown input `";
-const $q155 = ": unknown output `";
-const $q156 = "is_causal";
-const $q157 = "kv_num_heads";
-const $q158 = "num_heads";
-const $q159 = ": unknown attribute `";
-const $q160 = ": T = ";
-const $q161 = " is not allowed; allowed: float16";
-const $q162 = "int32";
-const $q163 = " is not allowed; allowed: int32";
-const $q164 = ": attribute `kv_num_heads` is required";
-const $q165 = ": attribute `num_heads` is required";
-const $q166 = ": nothing was built for ";
-const $q167 = " on profile compat";
-const $q168 = "SparseAttention";
-const $q169 = ": pass `append`";
-const $q170 = "attrs.do_rotary";
-const $q171 = "attrs.rotary_interleaved";
-const $q172 = "dim(shapes.cosCacheT, 1)";
-const $q173 = "dim(shapes.pastKeyT, 3)";
-const $q174 = "present.cosCacheT";
-const $q175 = ": pass `rotate_q`";
-const $q176 = "attrs.sparse_block_size";
-const $q177 = "1eb2eb8675c1d416";
-const $q178 = ": no shader was built for pass `split_attend` with ";
-const $q179 = "present_key";
-const $q180 = "pastKeyT";
-const $q181 = "present_value";
-const $q182 = "pastValueT";
-const $q183 = "total_sequence_length";
-const $q184 = "totalSequenceLengthT";
-const $q185 = "key_total_sequence_lengths";
-const $q186 = "keyTotalSequenceLengthsT";
-const $q187 = "cos_cache";
-const $q188 = "cosCacheT";
-const $q189 = "sin_cache";
-const $q190 = "sinCacheT";
-const $q191 = "rotatedQuery";
-const $q192 = "block_row_indices";
-const $q193 = "blockRowIndicesT";
-const $q194 = "block_col_indices";
-const $q195 = "blockColIndicesT";
-const $q196 = "partial";
-const $q197 = "uniform field `params.rowStride`";
-const $q198 = ": pass `split_attend`";
-const $q199 = "the shape of intermediate `rotatedQuery`";
-const $q200 = "the shape of intermediate `partial`";
-const $q201 = "d5bd9edf150a5573";
-const $q202 = ": no shader was built for pass `attend` with ";
-const $q203 = ": pass `attend`";
-const $q204 = "layoutShapeOk";
-const $q205 = "rotaryHalf";
-const $q206 = "rotaryDim";
-const $q207 = "ranks.cosCacheT";
-const $q208 = "ranks.sinCacheT";
-const $q209 = "shapes.sinCacheT";
-const $q210 = "shapes.cosCacheT";
-const $q211 = "tensorDtypes.cosCacheT";
-const $q212 = "tensorDtypes.sinCacheT";
-const $q213 = "rotaryOk";
-const $q214 = "indexFits";
-const $q215 = "numLayout";
-const $q216 = "usesRotary";
-const $q217 = "seqLen";
-const $q218 = "shapes.pastValueT";
-const $q219 = "shapes.pastKeyT";
-const $q220 = "maxNnz";
-const $q221 = "sparseContractOk";
-const $q222 = "attnWorkgroupSize";
-const $q223 = "bindingsFit";
-const $q224 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q225 = "dim(shapes.queryT, 2)";
-const $q226 = "attnStorageBytes";
-const $q227 = "attnStorageFits";
-const $q228 = "sparsePartialBytes";
-const $q229 = "sparseSplitFits";
-const $q230 = "sparseMergeWg";
-const $q231 = "params.seqLen";
-const $q232 = "append";
-const $q233 = "SparseAttention.AppendKV";
-const $q234 = "params.numLayout";
-const $q235 = "params.rowStride";
-const $q236 = "params.colStride";
-const $q237 = "params.maxCacheSeq";
-const $q238 = "split_attend";
-const $q239 = "SparseAttention.AttendSplitK";
-const $q240 = "742962c2aba2b799";
-const $q241 = ": no shader was built for pass `append` with ";
-const $q242 = "bc41f32c70cb2068";
-const $q243 = ": no shader was built for pass `rotate_q` with ";
-const $q244 = "intermediate `rotatedQuery`";
-const $q245 = "intermediate `partial`";
-const $q246 = "30c267ed5c3a2505";
-const $q247 = "shapes.keyT";
-const $q248 = "shapes.valueT";
-const $q249 = "cdfbd4128cb4b7fb";
-const $q250 = "f2be311d29ec445b";
-const $q251 = "dd2b703a3b7ff024";
-const $q252 = "attend";
-const $q253 = "SparseAttention.Attend";
-const $q254 = "do_rotary";
-const $q255 = "rotary_interleaved";
-const $q256 = "sparse_block_size";
-const $q257 = "; allowed values: 0, 1";
+const $q16 = "): ";
+const $q17 = "axis out of range for rank ";
+const $q18 = "the axis is not an integer";
+const $q19 = ": tensor \u0060";
+const $q20 = "\u0060 is absent in this call";
+const $q21 = "in \u0060";
+const $q22 = "error: ";
+const $q23 = "eval";
+const $q24 = " failed: ";
+const $q25 = "dim(shapes.";
+const $q26 = " bytes, more than ";
+const $q27 = "missing_shader";
+const $q28 = ": uniform field \u0060";
+const $q29 = "uniform";
+const $q30 = "input";
+const $q31 = "output";
+const $q32 = "scratch";
+const $q33 = "main";
+const $q34 = "PagedAttention";
+const $q35 = "attrs.kv_num_heads";
+const $q36 = "attrs.num_heads";
+const $q37 = "dim(shapes.keyCacheT, 1)";
+const $q38 = "dim(shapes.keyCacheT, 3)";
+const $q39 = "present.keyT";
+const $q40 = "present.slotMappingT";
+const $q41 = ": no shader was built for pass `scatter` with ";
+const $q42 = ": no shader was built for pass `split_attention` with ";
+const $q43 = ": no shader was built for pass `merge` with ";
+const $q44 = "maxStorageBufferBindingSize";
+const $q45 = "key";
+const $q46 = "keyT";
+const $q47 = "value";
+const $q48 = "valueT";
+const $q49 = "key_cache";
+const $q50 = "keyCacheT";
+const $q51 = "value_cache";
+const $q52 = "valueCacheT";
+const $q53 = "cumulative_sequence_length";
+const $q54 = "cumulativeSequenceLengthT";
+const $q55 = "past_seqlens";
+const $q56 = "pastSeqlensT";
+const $q57 = "block_table";
+const $q58 = "blockTableT";
+const $q59 = "params";
+const $q60 = "uniform field `params.batchSize`";
+const $q61 = "uniform field `params.scatterCount`";
+const $q62 = "dispatch x";
+const $q63 = "dispatch y";
+const $q64 = ": pass `scatter`";
+const $q65 = "query";
+const $q66 = "queryT";
+const $q67 = "partial_out";
+const $q68 = "partialOut";
+const $q69 = "partial_stats";
+const $q70 = "partialStats";
+const $q71 = "uniform field `params.scale`";
+const $q72 = "dispatch z";
+const $q73 = ": pass `split_attention`";
+const $q74 = "outputT";
+const $q75 = ": pass `merge`";
+const $q76 = "the shape of intermediate `partialOut`";
+const $q77 = "the shape of intermediate `partialStats`";
+const $q78 = "slot_mapping";
+const $q79 = "slotMappingT";
+const $q80 = ": no shader was built for pass `main` with ";
+const $q81 = ": pass `main`";
+const $q82 = "headLayoutOk";
+const $q83 = "batchSize";
+const $q84 = "qHidden";
+const $q85 = "ranks.slotMappingT";
+const $q86 = "slotShapeOk";
+const $q87 = "shapes.valueCacheT";
+const $q88 = "shapes.keyCacheT";
+const $q89 = "headSize";
+const $q90 = "\"float16\"";
+const $q91 = "tensorDtypes.queryT";
+const $q92 = "attrs.num_heads % attrs.kv_num_heads";
+const $q93 = "maxBlocks";
+const $q94 = "dim(shapes.outputT, 0)";
+const $q95 = "tokenCount";
+const $q96 = "dim(shapes.outputT, 1)";
+const $q97 = "`true` is false";
+const $q98 = "`present.slotMappingT` is false";
+const $q99 = "cacheShapeOk";
+const $q100 = "ioShapeOk";
+const $q101 = "pagedContractOk";
+const $q102 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q103 = "65535";
+const $q104 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q105 = "128";
+const $q106 = "dispatchFits";
+const $q107 = "numSplits";
+const $q108 = "headVec";
+const $q109 = "pagedSplitScratchBytes";
+const $q110 = "pagedSplitStatsBytes";
+const $q111 = "pagedSplitWg";
+const $q112 = "pagedSplitFits";
+const $q113 = "cacheVec4Ok";
+const $q114 = "device.limits.maxStorageBufferBindingSize";
+const $q115 = "134217728";
+const $q116 = "device.limits.maxBufferSize";
+const $q117 = "268435456";
+const $q118 = "device.limits.maxComputeWorkgroupSizeX";
+const $q119 = "pagedMergeWg";
+const $q120 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q121 = "16384";
+const $q122 = "qPerKv";
+const $q123 = "pagedSplitStorageBytes";
+const $q124 = "pagedSplitStorageFits";
+const $q125 = "kvHidden";
+const $q126 = "ranks.keyT";
+const $q127 = "ranks.valueT";
+const $q128 = "tensorDtypes.keyT";
+const $q129 = "float16";
+const $q130 = "tensorDtypes.valueT";
+const $q131 = "separateKv";
+const $q132 = "`present.keyT` is false";
+const $q133 = "`present.valueT` is false";
+const $q134 = "dim(shapes.keyT, 0)";
+const $q135 = "dim(shapes.keyT, 1)";
+const $q136 = "dim(shapes.queryT, 1)";
+const $q137 = "params.batchSize";
+const $q138 = "params.scatterCount";
+const $q139 = "scatter";
+const $q140 = "PagedAttention.ScatterKV";
+const $q141 = "scale";
+const $q142 = "params.scale";
+const $q143 = "merge";
+const $q144 = "intermediate `partialOut`";
+const $q145 = "intermediate `partialStats`";
+const $q146 = "packedStride";
+const $q147 = "present.valueT";
+const $q148 = "packedKv";
+const $q149 = "pagedAttnWg";
+const $q150 = "pagedAttnStorageBytes";
+const $q151 = "pagedAttnStorageFits";
+const $q152 = "outputStoreOk";
+const $q153 = "the shape of output `outputT`";
+const $q154 = "contract";
+const $q155 = "no_variant";
+const $q156 = ": unknown input `";
+const $q157 = ": unknown output `";
+const $q158 = "is_causal";
+const $q159 = "kv_num_heads";
+const $q160 = "num_heads";
+const $q161 = ": unknown attribute `";
+const $q162 = ": T = ";
+const $q163 = " is not allowed; allowed: float16";
+const $q164 = "int32";
+const $q165 = " is not allowed; allowed: int32";
+const $q166 = ": attribute `kv_num_heads` is required";
+const $q167 = ": attribute `num_heads` is required";
+const $q168 = ": nothing was built for ";
+const $q169 = " on profile compat";
+const $q170 = "SparseAttention";
+const $q171 = ": pass `append`";
+const $q172 = "attrs.do_rotary";
+const $q173 = "attrs.rotary_interleaved";
+const $q174 = "dim(shapes.cosCacheT, 1)";
+const $q175 = "dim(shapes.pastKeyT, 3)";
+const $q176 = "present.cosCacheT";
+const $q177 = ": pass `rotate_q`";
+const $q178 = "attrs.sparse_block_size";
+const $q179 = "1eb2eb8675c1d416";
+const $q180 = ": no shader was built for pass `split_attend` with ";
+const $q181 = "present_key";
+const $q182 = "pastKeyT";
+const $q183 = "present_value";
+const $q184 = "pastValueT";
+const $q185 = "total_sequence_length";
+const $q186 = "totalSequenceLengthT";
+const $q187 = "key_total_sequence_lengths";
+const $q188 = "keyTotalSequenceLengthsT";
+const $q189 = "cos_cache";
+const $q190 = "cosCacheT";
+const $q191 = "sin_cache";
+const $q192 = "sinCacheT";
+const $q193 = "rotatedQuery";
+const $q194 = "block_row_indices";
+const $q195 = "blockRowIndicesT";
+const $q196 = "block_col_indices";
+const $q197 = "blockColIndicesT";
+const $q198 = "partial";
+const $q199 = "uniform field `params.rowStride`";
+const $q200 = ": pass `split_attend`";
+const $q201 = "the shape of intermediate `rotatedQuery`";
+const $q202 = "the shape of intermediate `partial`";
+const $q203 = "d5bd9edf150a5573";
+const $q204 = ": no shader was built for pass `attend` with ";
+const $q205 = ": pass `attend`";
+const $q206 = "layoutShapeOk";
+const $q207 = "rotaryHalf";
+const $q208 = "rotaryDim";
+const $q209 = "ranks.cosCacheT";
+const $q210 = "ranks.sinCacheT";
+const $q211 = "shapes.sinCacheT";
+const $q212 = "shapes.cosCacheT";
+const $q213 = "tensorDtypes.cosCacheT";
+const $q214 = "tensorDtypes.sinCacheT";
+const $q215 = "rotaryOk";
+const $q216 = "indexFits";
+const $q217 = "numLayout";
+const $q218 = "usesRotary";
+const $q219 = "seqLen";
+const $q220 = "shapes.pastValueT";
+const $q221 = "shapes.pastKeyT";
+const $q222 = "maxNnz";
+const $q223 = "sparseContractOk";
+const $q224 = "attnWorkgroupSize";
+const $q225 = "bindingsFit";
+const $q226 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q227 = "dim(shapes.queryT, 2)";
+const $q228 = "attnStorageBytes";
+const $q229 = "attnStorageFits";
+const $q230 = "sparsePartialBytes";
+const $q231 = "sparseSplitFits";
+const $q232 = "sparseMergeWg";
+const $q233 = "params.seqLen";
+const $q234 = "append";
+const $q235 = "SparseAttention.AppendKV";
+const $q236 = "params.numLayout";
+const $q237 = "params.rowStride";
+const $q238 = "params.colStride";
+const $q239 = "params.maxCacheSeq";
+const $q240 = "split_attend";
+const $q241 = "SparseAttention.AttendSplitK";
+const $q242 = "742962c2aba2b799";
+const $q243 = ": no shader was built for pass `append` with ";
+const $q244 = "bc41f32c70cb2068";
+const $q245 = ": no shader was built for pass `rotate_q` with ";
+const $q246 = "intermediate `rotatedQuery`";
+const $q247 = "intermediate `partial`";
+const $q248 = "30c267ed5c3a2505";
+const $q249 = "shapes.keyT";
+const $q250 = "shapes.valueT";
+const $q251 = "cdfbd4128cb4b7fb";
+const $q252 = "f2be311d29ec445b";
+const $q253 = "dd2b703a3b7ff024";
+const $q254 = "attend";
+const $q255 = "SparseAttention.Attend";
+const $q256 = "do_rotary";
+const $q257 = "rotary_interleaved";
+const $q258 = "sparse_block_size";
+const $q259 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -510,7 +512,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + ($isInt(axis) ? $q17 + rank : $q18));
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -530,7 +532,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q17 + id + $q18);
+  if (t === null) $err(what + $q19 + id + $q20);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -538,7 +540,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q19)) return new EvalFailure($q19 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q21)) return new EvalFailure($q21 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -575,7 +577,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q20 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q22 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -606,7 +608,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q21, prefix + ": " + what + $q22 + e.message);
+  if (e instanceof EvalFailure) $fail($q23, prefix + ": " + what + $q24 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -627,10 +629,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q23 + id + ", " + ax + "): tensor \u0060" + id + $q18);
+  if (t === null) $err($q25 + id + ", " + ax + "): tensor \u0060" + id + $q20);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q23 + id + ", " + ax + $q16 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q25 + id + ", " + ax + $q16 + ($isInt(ax) ? $q17 + rank : $q18));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -643,7 +645,7 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q21, prefix + ": " + what + " needs " + size + $q24 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q23, prefix + ": " + what + " needs " + size + $q26 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -652,7 +654,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q21, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q23, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -663,20 +665,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q25, head + s + tail);
+  return $fail($q27, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q25, head + s + tail);
+  return $fail($q27, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q21, prefix + $q26 + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q23, prefix + $q28 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -687,19 +689,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q21, prefix + $q26 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q23, prefix + $q28 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q21, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q23, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q27] as const;
-const BK = [$q28, $q29, $q30, $q27] as const;
+const BT = ["storage", "read-only-storage", $q29] as const;
+const BK = [$q30, $q31, $q32, $q29] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -711,14 +713,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q30 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q32 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q31, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q33, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -728,14 +730,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q23, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q21, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q22 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q23, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q24 + e.message);
   throw e;
 }
 /**
@@ -743,7 +745,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q21, prefix + ": " + whats[st - 1] + $q22 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q23, prefix + ": " + whats[st - 1] + $q24 + e.message);
   throw e;
 }
 /**
@@ -753,7 +755,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q23, lim[2] + $q19 + id + "\u0060 needs " + size + $q26 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -786,7 +788,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q32;
+const K0 = $q34;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -799,82 +801,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q33, $q34, $q35, $q36, $q37, $q38];
+const K0A0V11: readonly string[] = [$q35, $q36, $q37, $q38, $q39, $q40];
 const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q33, $q34, $q35, $q36, $q37];
+const K0A0V12: readonly string[] = [$q35, $q36, $q37, $q38, $q39];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q34, $q36];
+const K0A0V13: readonly string[] = [$q36, $q38];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q41, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q32;
-const K0A0V14: readonly [number, string, string] = [134217728, $q42, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q47, 0, $q48, $q49, 0, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 11, 0]);
-const K0A0V16: readonly string[] = [$q58, $q59, $q60, $q61];
-const K0A0S3 = K0A0S0 + $q62;
-const K0A0V17: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 1, $q48, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q65, 6, $q66, $q67, 6, $q68, $q57, 11, 0]);
-const K0A0V18: readonly string[] = [$q58, $q69, $q70];
-const K0A0S4 = K0A0S0 + $q71;
-const K0A0V19: readonly BindingPlan[] = $bl([$q65, 7, $q66, $q67, 7, $q68, $q29, 3, $q72]);
-const K0A0S5 = K0A0S0 + $q73;
-const K0A0V20: readonly string[] = [K0A0S0, $q74, K0A0S0, $q75];
+const K0A0S2 = $q34;
+const K0A0V14: readonly [number, string, string] = [134217728, $q44, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q49, 0, $q50, $q51, 0, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q59, 11, 0]);
+const K0A0V16: readonly string[] = [$q60, $q61, $q62, $q63];
+const K0A0S3 = K0A0S0 + $q64;
+const K0A0V17: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q67, 6, $q68, $q69, 6, $q70, $q59, 11, 0]);
+const K0A0V18: readonly string[] = [$q60, $q71, $q72];
+const K0A0S4 = K0A0S0 + $q73;
+const K0A0V19: readonly BindingPlan[] = $bl([$q67, 7, $q68, $q69, 7, $q70, $q31, 3, $q74]);
+const K0A0S5 = K0A0S0 + $q75;
+const K0A0V20: readonly string[] = [K0A0S0, $q76, K0A0S0, $q77];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q47, 0, $q48, $q49, 0, $q50, $q76, 1, $q77, $q57, 11, 0]);
-const K0A0V22: readonly string[] = [$q59, $q60, $q61];
-const K0A0S7 = K0A0S6 + $q62;
-const K0A0S8 = K0A0S6 + $q71;
-const K0A0S9 = K0A0S6 + $q73;
-const K0A0V23: readonly string[] = [K0A0S6, $q74, K0A0S6, $q75];
+const K0A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q49, 0, $q50, $q51, 0, $q52, $q78, 1, $q79, $q59, 11, 0]);
+const K0A0V22: readonly string[] = [$q61, $q62, $q63];
+const K0A0S7 = K0A0S6 + $q64;
+const K0A0S8 = K0A0S6 + $q73;
+const K0A0S9 = K0A0S6 + $q75;
+const K0A0V23: readonly string[] = [K0A0S6, $q76, K0A0S6, $q77];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q40, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 0, $q48, $q49, 0, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 11, 0]);
-const K0A0S11 = K0A0S10 + $q62;
-const K0A0S12 = K0A0S10 + $q71;
-const K0A0S13 = K0A0S10 + $q73;
-const K0A0V25: readonly string[] = [K0A0S10, $q74, K0A0S10, $q75];
+const K0A0V24: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 0, $q50, $q51, 0, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q59, 11, 0]);
+const K0A0S11 = K0A0S10 + $q64;
+const K0A0S12 = K0A0S10 + $q73;
+const K0A0S13 = K0A0S10 + $q75;
+const K0A0V25: readonly string[] = [K0A0S10, $q76, K0A0S10, $q77];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 0, $q48, $q49, 0, $q50, $q76, 1, $q77, $q57, 11, 0]);
-const K0A0S15 = K0A0S14 + $q62;
-const K0A0S16 = K0A0S14 + $q71;
-const K0A0S17 = K0A0S14 + $q73;
-const K0A0V27: readonly string[] = [K0A0S14, $q74, K0A0S14, $q75];
+const K0A0V26: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 0, $q50, $q51, 0, $q52, $q78, 1, $q79, $q59, 11, 0]);
+const K0A0S15 = K0A0S14 + $q64;
+const K0A0S16 = K0A0S14 + $q73;
+const K0A0S17 = K0A0S14 + $q75;
+const K0A0V27: readonly string[] = [K0A0S14, $q76, K0A0S14, $q77];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q78, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q80, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q62;
-const K0A0V29: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q47, 1, $q48, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q29, 3, $q72, $q57, 11, 0]);
-const K0A0V30: readonly string[] = [$q58, $q69];
-const K0A0S20 = K0A0S18 + $q79;
+const K0A0S19 = K0A0S18 + $q64;
+const K0A0V29: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q31, 3, $q74, $q59, 11, 0]);
+const K0A0V30: readonly string[] = [$q60, $q71];
+const K0A0S20 = K0A0S18 + $q81;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q62;
-const K0A0S23 = K0A0S21 + $q79;
+const K0A0S22 = K0A0S21 + $q64;
+const K0A0S23 = K0A0S21 + $q81;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q78, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q80, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q62;
-const K0A0S26 = K0A0S24 + $q79;
+const K0A0S25 = K0A0S24 + $q64;
+const K0A0S26 = K0A0S24 + $q81;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q62;
-const K0A0S29 = K0A0S27 + $q79;
+const K0A0S28 = K0A0S27 + $q64;
+const K0A0S29 = K0A0S27 + $q81;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -943,7 +945,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q80);
+    throw $wrap(e, $q82);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -951,7 +953,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q81);
+    throw $wrap(e, $q83);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -963,7 +965,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q82);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -973,9 +975,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q77) === o.s0[0]) && ($need(o.t8, $q83, $q77).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q79) === o.s0[0]) && ($need(o.t8, $q85, $q79).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q86);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -984,27 +986,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q85, () => o.s4, $q86, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q33, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q87, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q88, $q89, $q88])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q87, () => o.s4, $q88, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q35, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q89, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q90, $q91, $q90])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => $why(path, K0A0V3, [$q90, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => $why(path, K0A0V3, [$q92, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q81, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q81, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q81, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q91, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q83, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q83, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q83, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q93, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q92, () => o.t9!.shape[0], $q93, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q94, () => o.t9!.shape[1], $q82, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q89, $q88])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q94, () => o.t9!.shape[0], $q95, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q96, () => o.t9!.shape[1], $q84, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q91, $q90])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q77) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q77), $q93, () => o.s0[0]]), () => $why(path, K0A0V6, [$q83, () => $need(o.t8, $q83, $q77).shape.length])]) : c === false ? $where(path) + $q95 : $where(path) + $q96)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q79) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q79), $q95, () => o.s0[0]]), () => $why(path, K0A0V6, [$q85, () => $need(o.t8, $q85, $q79).shape.length])]) : c === false ? $where(path) + $q97 : $where(path) + $q98)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q97]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q80]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q98]), () => K0A0_x5(o, [...path, $q84])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q99]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q82]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q100]), () => K0A0_x5(o, [...path, $q86])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1016,7 +1018,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q99, () => K0A0_x0(o, [...[], $q99]));
+  return $condWhy(() => K0A0_d7(o), $q101, () => K0A0_x0(o, [...[], $q101]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1024,7 +1026,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q93, () => o.s0[0], $q100, $q101]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q34, () => o.a2, $q100, $q101]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q102, $q103])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q95, () => o.s0[0], $q102, $q103]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a2, $q102, $q103]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q104, $q105])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1036,7 +1038,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q104, () => K0A0_x6(o, [...[], $q104]));
+  return $condWhy(() => K0A0_d8(o), $q106, () => K0A0_x6(o, [...[], $q106]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1067,7 +1069,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1080,7 +1082,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q106);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1088,7 +1090,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q109);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1096,7 +1098,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q108);
+    throw $wrap(e, $q110);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1104,7 +1106,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q109);
+    throw $wrap(e, $q111);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1116,7 +1118,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (128 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (128 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (128 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q110);
+    throw $wrap(e, $q112);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1126,7 +1128,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q105, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q111]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q106, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d15(o), $q112, $q113]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d15(o), $q114, $q115]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d16(o), $q112, $q113]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d16(o), $q114, $q115]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => K0A0_d12(o), $q100, $q101]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d14(o), $q102, $q103]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q106, () => K0A0_d14(o), $q116, $q103]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d17(o), $q102, $q103]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d17(o), $q116, $q103]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d18(o), $q102, $q103]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d18(o), $q116, $q103]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q118, $q119])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q107, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q113]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q108, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d15(o), $q114, $q115]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d15(o), $q116, $q117]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d16(o), $q114, $q115]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d16(o), $q116, $q117]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d12(o), $q102, $q103]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d14(o), $q104, $q105]), () => ((K0A0_d14(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d14(o), $q118, $q105]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d17(o), $q104, $q105]), () => ((K0A0_d17(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d17(o), $q118, $q105]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d18(o), $q104, $q105]), () => ((K0A0_d18(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d18(o), $q118, $q105]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q120, $q121])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1138,14 +1140,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q110, () => K0A0_x7(o, [...[], $q110]));
+  return $condWhy(() => K0A0_d19(o), $q112, () => K0A0_x7(o, [...[], $q112]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q120);
+    throw $wrap(e, $q122);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1153,7 +1155,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q121);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1162,7 +1164,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q121, () => K0A0_d21(o), $q118, $q119]);
+  return $why(path, K0A0V7, [$q123, () => K0A0_d21(o), $q120, $q121]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1174,27 +1176,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q122, () => K0A0_x9(o, [...[], $q122]));
+  return $condWhy(() => K0A0_d22(o), $q124, () => K0A0_x9(o, [...[], $q124]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q123);
+    throw $wrap(e, $q125);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q124, $q44).shape.length === 2)) && ($need(o.t2, $q125, $q46).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q44) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q44) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q46) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q126, $q44).dtype === $q127)) && ($need(o.t2, $q128, $q46).dtype === $q127)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q126, $q46).shape.length === 2)) && ($need(o.t2, $q127, $q48).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q48) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q46) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q48) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q128, $q46).dtype === $q129)) && ($need(o.t2, $q130, $q48).dtype === $q129)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q129);
+    throw $wrap(e, $q131);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q130, () => (o.t2 !== null), () => $where(path) + $q131, () => ($need(o.t1, $q124, $q44).shape.length === 2), () => $why(path, K0A0V9, [$q124, () => $need(o.t1, $q124, $q44).shape.length]), () => ($need(o.t2, $q125, $q46).shape.length === 2), () => $why(path, K0A0V9, [$q125, () => $need(o.t2, $q125, $q46).shape.length]), () => ($dimT(o.t1, (0 as number), $q44) === o.s0[0]), () => $why(path, K0A0V1, [$q132, () => $dimT(o.t1, (0 as number), $q44), $q93, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q46), $q93, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q44) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q133, () => $dimT(o.t1, (1 as number), $q44), $q123, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q46) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q46), $q123, () => K0A0_d23(o)]), () => ($need(o.t1, $q126, $q44).dtype === $q127), () => $why(path, K0A0V1, [$q126, () => $need(o.t1, $q126, $q44).dtype, $q89, $q88]), () => ($need(o.t2, $q128, $q46).dtype === $q127), () => $why(path, K0A0V1, [$q128, () => $need(o.t2, $q128, $q46).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q134, () => o.s0[1], $q82, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q132, () => (o.t2 !== null), () => $where(path) + $q133, () => ($need(o.t1, $q126, $q46).shape.length === 2), () => $why(path, K0A0V9, [$q126, () => $need(o.t1, $q126, $q46).shape.length]), () => ($need(o.t2, $q127, $q48).shape.length === 2), () => $why(path, K0A0V9, [$q127, () => $need(o.t2, $q127, $q48).shape.length]), () => ($dimT(o.t1, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, [$q134, () => $dimT(o.t1, (0 as number), $q46), $q95, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q48) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q48), $q95, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q46) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (1 as number), $q46), $q125, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q48) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q48), $q125, () => K0A0_d23(o)]), () => ($need(o.t1, $q128, $q46).dtype === $q129), () => $why(path, K0A0V1, [$q128, () => $need(o.t1, $q128, $q46).dtype, $q91, $q90]), () => ($need(o.t2, $q130, $q48).dtype === $q129), () => $why(path, K0A0V1, [$q130, () => $need(o.t2, $q130, $q48).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q136, () => o.s0[1], $q84, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1206,7 +1208,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q129, () => K0A0_x10(o, [...[], $q129]));
+  return $condWhy(() => K0A0_d24(o), $q131, () => K0A0_x10(o, [...[], $q131]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1214,32 +1216,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q38, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q40, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q44);
-    const q0 = $buf(o.t1!, $q44, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q45, $q46);
-    const q1 = $buf(o.t2!, $q46, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q50, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q52, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q54, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q56, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q45, $q46);
+    const q0 = $buf(o.t1!, $q46, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q47, $q48);
+    const q1 = $buf(o.t2!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q52, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q54, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q56, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q58, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q135), $u32(r1, pp, $q136), 0, 0];
+    const b7 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q139, $q140, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1247,17 +1249,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q139) : 0);
-    const b8 = [$u32(r0, pp, $q135), $f32(r1, pp, $q140), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q141) : 0);
+    const b8 = [$u32(r0, pp, $q137), $f32(r1, pp, $q142), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1269,10 +1271,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q72, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q74, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q141, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q143, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1282,11 +1284,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S0, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S0, $q144);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S0, $q143);
-    return $plan($q32, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S0, $q145);
+    return $plan($q34, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1303,29 +1305,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q96;
+  return $where([]) + $q98;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q44);
-    const q0 = $buf(o.t1!, $q44, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q45, $q46);
-    const q1 = $buf(o.t2!, $q46, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q50, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q76, $q77);
-    const q4 = $buf(o.t8!, $q77, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q45, $q46);
+    const q0 = $buf(o.t1!, $q46, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q47, $q48);
+    const q1 = $buf(o.t2!, $q48, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q52, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q78, $q79);
+    const q4 = $buf(o.t8!, $q79, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q136), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q138), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q139, $q140, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1338,11 +1340,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S6, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S6, $q144);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S6, $q143);
-    return $plan($q32, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S6, $q145);
+    return $plan($q34, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1358,7 +1360,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q144);
+    throw $wrap(e, $q146);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1367,7 +1369,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q145, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q134, () => o.s0[1], $q144, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q147, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q136, () => o.s0[1], $q146, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1379,29 +1381,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q146, () => K0A0_x11(o, [...[], $q146]));
+  return $condWhy(() => K0A0_d26(o), $q148, () => K0A0_x11(o, [...[], $q148]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q135), $u32(r1, pp, $q136), 0, 0];
+    const b6 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q139, $q140, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1414,11 +1416,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S10, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S10, $q144);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S10, $q143);
-    return $plan($q32, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S10, $q145);
+    return $plan($q34, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1432,21 +1434,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q76, $q77);
-    const q3 = $buf(o.t8!, $q77, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q78, $q79);
+    const q3 = $buf(o.t8!, $q79, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q136), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q138), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q137, $q138, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q139, $q140, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1459,11 +1461,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K0A0S14, $q142);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S14, $q144);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K0A0S14, $q143);
-    return $plan($q32, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S14, $q145);
+    return $plan($q34, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1503,7 +1505,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q147);
+    throw $wrap(e, $q149);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1511,7 +1513,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q148);
+    throw $wrap(e, $q150);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1520,7 +1522,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q148, () => K0A0_d31(o), $q118, $q119]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q147, () => K0A0_d30(o), $q102, $q103]), () => $why(path, K0A0V7, [$q147, () => K0A0_d30(o), $q116, $q103])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (16384 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d31(o), $q120, $q121]), () => ((K0A0_d30(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q149, () => K0A0_d30(o), $q104, $q105]), () => $why(path, K0A0V7, [$q149, () => K0A0_d30(o), $q118, $q105])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1532,7 +1534,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q149, () => K0A0_x12(o, [...[], $q149]));
+  return $condWhy(() => K0A0_d32(o), $q151, () => K0A0_x12(o, [...[], $q151]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1540,7 +1542,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q111, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V28, [$q113, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1552,26 +1554,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q150, () => K0A0_x13(o, [...[], $q150]));
+  return $condWhy(() => K0A0_d33(o), $q152, () => K0A0_x13(o, [...[], $q152]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q50, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q52, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q54, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q56, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q72, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q74, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q139) : 0);
-    const b7 = [$u32(r0, pp, $q135), $f32(r1, pp, $q140), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q141) : 0);
+    const b7 = [$u32(r0, pp, $q137), $f32(r1, pp, $q142), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q31, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q33, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1579,7 +1581,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q32, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q34, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1590,7 +1592,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q32, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q34, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1601,7 +1603,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q32, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q34, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1612,7 +1614,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q32, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q34, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1625,18 +1627,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q32, $q151);
+    $evalFail(e, $q34, $q153);
   }
-  const h0 = $outShape(o0, 2, $q32, $q72);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q127, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q32, $q72, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q34, $q74);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q129, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q34, $q74, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q32, $q48, o.u3.shape, h1, $q86);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q34, $q50, o.u3.shape, h1, $q88);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q32, $q50, o.u4.shape, h2, $q85);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q34, $q52, o.u4.shape, h2, $q87);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q152, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q152, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q154, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q154, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1646,7 +1648,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q153, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q155, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
@@ -1675,35 +1677,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q64:
-          t0 = $td(ins[key], K0, $q28, key);
-          break;
-        case $q44:
-          t1 = $td(ins[key], K0, $q28, key);
+        case $q66:
+          t0 = $td(ins[key], K0, $q30, key);
           break;
         case $q46:
-          t2 = $td(ins[key], K0, $q28, key);
+          t1 = $td(ins[key], K0, $q30, key);
           break;
         case $q48:
-          t3 = $td(ins[key], K0, $q28, key);
+          t2 = $td(ins[key], K0, $q30, key);
           break;
         case $q50:
-          t4 = $td(ins[key], K0, $q28, key);
+          t3 = $td(ins[key], K0, $q30, key);
           break;
         case $q52:
-          t5 = $td(ins[key], K0, $q28, key);
+          t4 = $td(ins[key], K0, $q30, key);
           break;
         case $q54:
-          t6 = $td(ins[key], K0, $q28, key);
+          t5 = $td(ins[key], K0, $q30, key);
           break;
         case $q56:
-          t7 = $td(ins[key], K0, $q28, key);
+          t6 = $td(ins[key], K0, $q30, key);
           break;
-        case $q77:
-          t8 = $td(ins[key], K0, $q28, key);
+        case $q58:
+          t7 = $td(ins[key], K0, $q30, key);
+          break;
+        case $q79:
+          t8 = $td(ins[key], K0, $q30, key);
           break;
         default:
-          $fail($q0, K0 + $q154 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q156 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1711,17 +1713,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q72:
-          t9 = $td(outs[key], K0, $q29, key);
-          break;
-        case $q48:
-          u3 = $td(outs[key], K0, $q29, key);
+        case $q74:
+          t9 = $td(outs[key], K0, $q31, key);
           break;
         case $q50:
-          u4 = $td(outs[key], K0, $q29, key);
+          u3 = $td(outs[key], K0, $q31, key);
+          break;
+        case $q52:
+          u4 = $td(outs[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q155 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q157 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1729,20 +1731,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q156:
+        case $q158:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q157:
+        case $q159:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q158:
+        case $q160:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q139:
+        case $q141:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q159 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q161 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1751,80 +1753,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q28, $q64);
+    $missing(K0, $q30, $q66);
   } else {
     dt0 = t0.dtype;
-    by0 = $q64;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q28, $q64);
+    by0 = $q66;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q30, $q66);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q28, $q44);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q30, $q46);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q28, $q46);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q30, $q48);
   }
   if (t3 === null) {
-    $missing(K0, $q28, $q48);
+    $missing(K0, $q30, $q50);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q28, $q48);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q30, $q50);
   }
   if (t4 === null) {
-    $missing(K0, $q28, $q50);
+    $missing(K0, $q30, $q52);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q28, $q50);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q30, $q52);
   }
   if (t5 === null) {
-    $missing(K0, $q28, $q52);
+    $missing(K0, $q30, $q54);
   } else {
     dt1 = t5.dtype;
-    by1 = $q52;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q28, $q52);
+    by1 = $q54;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q30, $q54);
   }
   if (t6 === null) {
-    $missing(K0, $q28, $q54);
+    $missing(K0, $q30, $q56);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q28, $q54);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q30, $q56);
   }
   if (t7 === null) {
-    $missing(K0, $q28, $q56);
+    $missing(K0, $q30, $q58);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q28, $q56);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q30, $q58);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q28, $q77);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q30, $q79);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q29, $q72);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q31, $q74);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q29, $q48);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q31, $q50);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q29, $q50);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q31, $q52);
   }
-  if (dt0 === undefined) dt0 = $q127;
-  else if (dt0 !== $q127) $fail($q0, K0 + $q160 + dt0 + $q161);
-  if (dt1 === undefined) dt1 = $q162;
-  else if (dt1 !== $q162) $fail($q0, K0 + ": S = " + dt1 + $q163);
-  $num(g0, false, K0, $q156);
-  $num(g1, false, K0, $q157);
-  $num(g2, false, K0, $q158);
-  $num(g3, false, K0, $q139);
+  if (dt0 === undefined) dt0 = $q129;
+  else if (dt0 !== $q129) $fail($q0, K0 + $q162 + dt0 + $q163);
+  if (dt1 === undefined) dt1 = $q164;
+  else if (dt1 !== $q164) $fail($q0, K0 + ": S = " + dt1 + $q165);
+  $num(g0, false, K0, $q158);
+  $num(g1, false, K0, $q159);
+  $num(g2, false, K0, $q160);
+  $num(g3, false, K0, $q141);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q164);
-  if (a2 === undefined) $fail($q0, K0 + $q165);
-  if (dt0 === $q127 && dt1 === $q162) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q153, K0 + $q166 + "T=" + dt0 + ", " + "S=" + dt1 + $q167);
+  if (a1 === undefined) $fail($q0, K0 + $q166);
+  if (a2 === undefined) $fail($q0, K0 + $q167);
+  if (dt0 === $q129 && dt1 === $q164) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q155, K0 + $q168 + "T=" + dt0 + ", " + "S=" + dt1 + $q169);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1858,97 +1860,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q168;
+const K1 = $q170;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q169;
-const K1A0V3: readonly string[] = [$q170, $q33, $q34, $q171, $q172, "dim(shapes.pastKeyT, 2)", $q173, $q174, $q37];
+const K1A0S1 = K1A0S0 + $q171;
+const K1A0V3: readonly string[] = [$q172, $q35, $q36, $q173, $q174, "dim(shapes.pastKeyT, 2)", $q175, $q176, $q39];
 const K1A0S2 = " on profile compat; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q175;
-const K1A0V4: readonly string[] = [$q33, $q34, $q171, $q172, $q173, $q174, $q37];
-const K1A0V5: readonly string[] = [$q170, $q33, $q34, $q176, $q173, $q37];
+const K1A0S3 = K1A0S0 + $q177;
+const K1A0V4: readonly string[] = [$q35, $q36, $q173, $q174, $q175, $q176, $q39];
+const K1A0V5: readonly string[] = [$q172, $q35, $q36, $q178, $q175, $q39];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q34, $q173];
+const K1A0V6: readonly string[] = [$q36, $q175];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q41, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q43, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q168;
-const K1A0V7: readonly [number, string, string] = [134217728, $q42, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q57, 11, 0]);
-const K1A0V9: readonly string[] = [$q60, $q61];
-const K1A0V10: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q187, 1, $q188, $q189, 1, $q190, $q183, 1, $q184, $q185, 1, $q186, "rotated_query", 6, $q191, $q57, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q63, 7, $q191, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 6, $q196, $q57, 11, 0]);
-const K1A0V12: readonly string[] = [$q197, $q60, $q70];
-const K1A0S5 = K1A0S0 + $q198;
-const K1A0V13: readonly BindingPlan[] = $bl([$q196, 7, $q196, $q29, 3, $q72]);
-const K1A0V14: readonly string[] = [$q70];
-const K1A0S6 = K1A0S0 + $q73;
-const K1A0V15: readonly string[] = [K1A0S0, $q199, K1A0S0, $q200];
+const K1A0S4 = $q170;
+const K1A0V7: readonly [number, string, string] = [134217728, $q44, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q59, 11, 0]);
+const K1A0V9: readonly string[] = [$q62, $q63];
+const K1A0V10: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q189, 1, $q190, $q191, 1, $q192, $q185, 1, $q186, $q187, 1, $q188, "rotated_query", 6, $q193, $q59, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q65, 7, $q193, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 6, $q198, $q59, 11, 0]);
+const K1A0V12: readonly string[] = [$q199, $q62, $q72];
+const K1A0S5 = K1A0S0 + $q200;
+const K1A0V13: readonly BindingPlan[] = $bl([$q198, 7, $q198, $q31, 3, $q74]);
+const K1A0V14: readonly string[] = [$q72];
+const K1A0S6 = K1A0S0 + $q75;
+const K1A0V15: readonly string[] = [K1A0S0, $q201, K1A0S0, $q202];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q57, 11, 0]);
-const K1A0S8 = K1A0S7 + $q169;
-const K1A0V17: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 6, $q196, $q57, 11, 0]);
-const K1A0S9 = K1A0S7 + $q198;
-const K1A0S10 = K1A0S7 + $q73;
-const K1A0V18: readonly string[] = [K1A0S7, $q200];
+const K1A0V16: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q59, 11, 0]);
+const K1A0S8 = K1A0S7 + $q171;
+const K1A0V17: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 6, $q198, $q59, 11, 0]);
+const K1A0S9 = K1A0S7 + $q200;
+const K1A0S10 = K1A0S7 + $q75;
+const K1A0V18: readonly string[] = [K1A0S7, $q202];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q169;
-const K1A0S13 = K1A0S11 + $q175;
+const K1A0S12 = K1A0S11 + $q171;
+const K1A0S13 = K1A0S11 + $q177;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q57, 11, 0]);
-const K1A0S14 = K1A0S11 + $q198;
-const K1A0S15 = K1A0S11 + $q73;
-const K1A0V21: readonly string[] = [K1A0S11, $q199, K1A0S11, $q200];
+const K1A0V20: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q59, 11, 0]);
+const K1A0S14 = K1A0S11 + $q200;
+const K1A0S15 = K1A0S11 + $q75;
+const K1A0V21: readonly string[] = [K1A0S11, $q201, K1A0S11, $q202];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q177 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q178, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q43, 1, $q44, $q45, 1, $q46, $q179, 0, $q180, $q181, 0, $q182, $q183, 1, $q184, $q185, 1, $q186, $q57, 11, 0]);
-const K1A0S17 = K1A0S16 + $q169;
-const K1A0S18 = K1A0S16 + $q198;
-const K1A0S19 = K1A0S16 + $q73;
-const K1A0V23: readonly string[] = [K1A0S16, $q200];
+const K1A0V22: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q59, 11, 0]);
+const K1A0S17 = K1A0S16 + $q171;
+const K1A0S18 = K1A0S16 + $q200;
+const K1A0S19 = K1A0S16 + $q75;
+const K1A0V23: readonly string[] = [K1A0S16, $q202];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q169;
-const K1A0S22 = K1A0S20 + $q175;
+const K1A0S21 = K1A0S20 + $q171;
+const K1A0S22 = K1A0S20 + $q177;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q63, 7, $q191, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q29, 3, $q72, $q57, 11, 0]);
-const K1A0V25: readonly string[] = [$q197];
-const K1A0S23 = K1A0S20 + $q203;
-const K1A0V26: readonly string[] = [K1A0S20, $q199];
+const K1A0V24: readonly BindingPlan[] = $bl([$q65, 7, $q193, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q31, 3, $q74, $q59, 11, 0]);
+const K1A0V25: readonly string[] = [$q199];
+const K1A0S23 = K1A0S20 + $q205;
+const K1A0V26: readonly string[] = [K1A0S20, $q201];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q169;
-const K1A0V27: readonly BindingPlan[] = $bl([$q63, 1, $q64, $q179, 1, $q180, $q181, 1, $q182, $q192, 1, $q193, $q194, 1, $q195, $q183, 1, $q184, $q185, 1, $q186, $q29, 3, $q72, $q57, 11, 0]);
-const K1A0S26 = K1A0S24 + $q203;
+const K1A0S25 = K1A0S24 + $q171;
+const K1A0V27: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q31, 3, $q74, $q59, 11, 0]);
+const K1A0S26 = K1A0S24 + $q205;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q169;
-const K1A0S29 = K1A0S27 + $q175;
+const K1A0S28 = K1A0S27 + $q171;
+const K1A0S29 = K1A0S27 + $q177;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q203;
-const K1A0V28: readonly string[] = [K1A0S27, $q199];
+const K1A0S30 = K1A0S27 + $q205;
+const K1A0V28: readonly string[] = [K1A0S27, $q201];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q201 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q202, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q169;
-const K1A0S33 = K1A0S31 + $q203;
+const K1A0S32 = K1A0S31 + $q171;
+const K1A0S33 = K1A0S31 + $q205;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2019,7 +2021,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q80);
+    throw $wrap(e, $q82);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2036,7 +2038,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q82);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2052,7 +2054,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q91);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2060,7 +2062,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q204);
+    throw $wrap(e, $q206);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2070,9 +2072,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q188) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q190) : 0));
   } catch (e) {
-    throw $wrap(e, $q205);
+    throw $wrap(e, $q207);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2080,16 +2082,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q208);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q207, $q188).shape.length === 2)) && ($need(o.t10, $q208, $q190).shape.length === 2)) && $same($need(o.t10, $q209, $q190).shape as readonly number[], $need(o.t9, $q210, $q188).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q211, $q188).dtype === $q127)) && ($need(o.t10, $q212, $q190).dtype === $q127)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q209, $q190).shape.length === 2)) && ($need(o.t10, $q210, $q192).shape.length === 2)) && $same($need(o.t10, $q211, $q192).shape as readonly number[], $need(o.t9, $q212, $q190).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q213, $q190).dtype === $q129)) && ($need(o.t10, $q214, $q192).dtype === $q129)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q213);
+    throw $wrap(e, $q215);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2097,7 +2099,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q123);
+    throw $wrap(e, $q125);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2105,7 +2107,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q144);
+    throw $wrap(e, $q146);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2113,7 +2115,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q214);
+    throw $wrap(e, $q216);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2122,37 +2124,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q90, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q215, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q176, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q92, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q217, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q178, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q170, () => o.a0]);
+  return $why(path, K0A0V6, [$q172, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q87, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q95 : K1A0_x3(o, [...path, $q216]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q89, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q97 : K1A0_x3(o, [...path, $q218]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q92, () => o.t11!.shape[0], $q81, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q94, () => o.t11!.shape[1], $q217, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q82, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q89, $q88])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q94, () => o.t11!.shape[0], $q83, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q96, () => o.t11!.shape[1], $q219, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q84, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q91, $q90])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q218, () => o.s4, $q219, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q81, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q33, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q88, $q89, $q88])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q220, () => o.s4, $q221, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q83, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q35, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q90, $q91, $q90])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q215, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q220, () => o.s6[1]]), () => $why(path, K0A0V7, [$q220, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q217, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q222, () => o.s6[1]]), () => $why(path, K0A0V7, [$q222, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q81, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q83, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q207, $q188).shape.length === 2), () => $why(path, K0A0V9, [$q207, () => $need(o.t9, $q207, $q188).shape.length]), () => ($need(o.t10, $q208, $q190).shape.length === 2), () => $why(path, K0A0V9, [$q208, () => $need(o.t10, $q208, $q190).shape.length]), () => $same($need(o.t10, $q209, $q190).shape as readonly number[], $need(o.t9, $q210, $q188).shape as readonly number[]), () => $why(path, K0A0V0, [$q209, () => $need(o.t10, $q209, $q190).shape, $q210, () => $need(o.t9, $q210, $q188).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q205, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q206, () => K1A0_d10(o), $q87, () => o.s3[3]]), () => ($need(o.t9, $q211, $q188).dtype === $q127), () => $why(path, K0A0V1, [$q211, () => $need(o.t9, $q211, $q188).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q212, () => $need(o.t10, $q212, $q190).dtype, $q89, $q88])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q174, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q216]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q209, $q190).shape.length === 2), () => $why(path, K0A0V9, [$q209, () => $need(o.t9, $q209, $q190).shape.length]), () => ($need(o.t10, $q210, $q192).shape.length === 2), () => $why(path, K0A0V9, [$q210, () => $need(o.t10, $q210, $q192).shape.length]), () => $same($need(o.t10, $q211, $q192).shape as readonly number[], $need(o.t9, $q212, $q190).shape as readonly number[]), () => $why(path, K0A0V0, [$q211, () => $need(o.t10, $q211, $q192).shape, $q212, () => $need(o.t9, $q212, $q190).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q207, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q208, () => K1A0_d10(o), $q89, () => o.s3[3]]), () => ($need(o.t9, $q213, $q190).dtype === $q129), () => $why(path, K0A0V1, [$q213, () => $need(o.t9, $q213, $q190).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q214, () => $need(o.t10, $q214, $q192).dtype, $q91, $q90])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q176, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q218]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2160,7 +2162,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q80]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q98]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q97]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q204]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q213]), () => K1A0_x9(o, [...path, $q214])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q82]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q100]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q99]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q206]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q215]), () => K1A0_x9(o, [...path, $q216])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2172,7 +2174,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q221, () => K1A0_x0(o, [...[], $q221]));
+  return $condWhy(() => K1A0_d15(o), $q223, () => K1A0_x0(o, [...[], $q223]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2203,12 +2205,12 @@ function K1A0_d20(o: K1A0): boolean {
   try {
     return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (128 as number))));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q106);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q217, () => o.s0[1], $q100, $q101]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q33, () => o.a1, $q100, $q101]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q81, () => o.s0[0], $q100, $q101]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q100, $q101]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q100, $q101]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d19(o), $q102, $q103]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q222, () => K1A0_d19(o), $q116, $q103]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q116, $q103])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q219, () => o.s0[1], $q102, $q103]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q35, () => o.a1, $q102, $q103]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q83, () => o.s0[0], $q102, $q103]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q102, $q103]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q102, $q103]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q224, () => K1A0_d19(o), $q104, $q105]), () => ((K1A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q224, () => K1A0_d19(o), $q118, $q105]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q118, $q105])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2220,19 +2222,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q104, () => K1A0_x10(o, [...[], $q104]));
+  return $condWhy(() => K1A0_d20(o), $q106, () => K1A0_x10(o, [...[], $q106]));
 }
 /** derive "bindingsFit": memo m21 */
 function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q223);
+    throw $wrap(e, $q225);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q224, $q113]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q224, $q113])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q226, $q115]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q226, $q115])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2244,7 +2246,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q223, () => K1A0_x11(o, [...[], $q223]));
+  return $condWhy(() => K1A0_d21(o), $q225, () => K1A0_x11(o, [...[], $q225]));
 }
 /** derive "packedKv": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
@@ -2252,7 +2254,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q145, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q225, () => o.s0[2], $q144, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q147, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q227, () => o.s0[2], $q146, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2264,7 +2266,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q146, () => K1A0_x12(o, [...[], $q146]));
+  return $condWhy(() => K1A0_d22(o), $q148, () => K1A0_x12(o, [...[], $q148]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2276,14 +2278,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q216, () => K1A0_x3(o, [...[], $q216]));
+  return $condWhy(() => K1A0_d1(o), $q218, () => K1A0_x3(o, [...[], $q218]));
 }
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
     return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q120);
+    throw $wrap(e, $q122);
   }
 }
 /** derive "attnStorageBytes": memo m24 */
@@ -2291,7 +2293,7 @@ function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q226);
+    throw $wrap(e, $q228);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2300,7 +2302,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q120, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q226, () => K1A0_d24(o), $q118, $q119])]);
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q122, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q228, () => K1A0_d24(o), $q120, $q121])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2312,7 +2314,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q227, () => K1A0_x13(o, [...[], $q227]));
+  return $condWhy(() => K1A0_d25(o), $q229, () => K1A0_x13(o, [...[], $q229]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2343,7 +2345,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2351,7 +2353,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q228);
+    throw $wrap(e, $q230);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2371,12 +2373,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (128 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q229);
+    throw $wrap(e, $q231);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q105, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q100, $q101]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => K1A0_d29(o), $q100, $q101]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q228, () => K1A0_d30(o), $q224, $q113]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d32(o), $q102, $q103]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d32(o), $q116, $q103]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q118, $q119])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q107, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q102, $q103]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q107, () => K1A0_d29(o), $q102, $q103]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d30(o), $q226, $q115]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q232, () => K1A0_d32(o), $q104, $q105]), () => ((K1A0_d32(o) as number) <= (128 as number)), () => $why(path, K0A0V7, [$q232, () => K1A0_d32(o), $q118, $q105]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q120, $q121])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2388,43 +2390,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q229, () => K1A0_x14(o, [...[], $q229]));
+  return $condWhy(() => K1A0_d33(o), $q231, () => K1A0_x14(o, [...[], $q231]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q172, $q188).shape, 1, $q210);
+    return $dimS($need(o.t9, $q174, $q190).shape, 1, $q212);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q172, $q188).shape, 1, $q210));
+    return $show($dimS($need(o.t9, $q174, $q190).shape, 1, $q212));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q20 + e.message;
+    if (e instanceof EvalFailure) return $q22 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q187, $q188);
-    const q5 = $buf(o.t9!, $q188, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q189, $q190);
-    const q6 = $buf(o.t10!, $q190, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
+    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q189, $q190);
+    const q5 = $buf(o.t9!, $q190, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q191, $q192);
+    const q6 = $buf(o.t10!, $q192, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q232, $q233, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q234, $q235, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2432,14 +2434,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q187, $q188);
-    const q1 = $buf(o.t9!, $q188, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q189, $q190);
-    const q2 = $buf(o.t10!, $q190, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
+    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q189, $q190);
+    const q1 = $buf(o.t9!, $q190, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q191, $q192);
+    const q2 = $buf(o.t10!, $q192, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2454,15 +2456,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q193, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q195, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
+    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2470,7 +2472,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q238, $q239, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q240, $q241, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2478,12 +2480,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q72, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q74, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q141, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q143, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2493,21 +2495,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q240;
-    if (s0 === undefined) $noShown(K1A0S0 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q242;
+    if (s0 === undefined) $noShown(K1A0S0 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q242;
-    if (s1 === undefined) $noShown(K1A0S0 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q244;
+    if (s1 === undefined) $noShown(K1A0S0 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S0, $q244);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S0, $q246);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K1A0S0, $q245);
-    return $plan($q168, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K1A0S0, $q247);
+    return $plan($q170, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2528,24 +2530,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q216, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q218, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q186, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
+    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q232, $q233, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q234, $q235, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2553,16 +2555,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q193, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q186, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q188, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
+    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2570,7 +2572,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q238, $q239, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q240, $q241, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2579,14 +2581,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S7 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S7 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K1A0S7, $q245);
-    return $plan($q168, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K1A0S7, $q247);
+    return $plan($q170, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2600,14 +2602,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q124, $q44).shape.length === 3)) && ($need(o.t2, $q125, $q46).shape.length === 3)) && $same($need(o.t1, $q247, $q44).shape as readonly number[], $need(o.t2, $q248, $q46).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q44) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q44) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q44) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q126, $q44).dtype === $q127)) && ($need(o.t2, $q128, $q46).dtype === $q127)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q126, $q46).shape.length === 3)) && ($need(o.t2, $q127, $q48).shape.length === 3)) && $same($need(o.t1, $q249, $q46).shape as readonly number[], $need(o.t2, $q250, $q48).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q46) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q46) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q128, $q46).dtype === $q129)) && ($need(o.t2, $q130, $q48).dtype === $q129)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q129);
+    throw $wrap(e, $q131);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q130, () => (o.t2 !== null), () => $where(path) + $q131, () => ($need(o.t1, $q124, $q44).shape.length === 3), () => $why(path, K1A0V19, [$q124, () => $need(o.t1, $q124, $q44).shape.length]), () => ($need(o.t2, $q125, $q46).shape.length === 3), () => $why(path, K1A0V19, [$q125, () => $need(o.t2, $q125, $q46).shape.length]), () => $same($need(o.t1, $q247, $q44).shape as readonly number[], $need(o.t2, $q248, $q46).shape as readonly number[]), () => $why(path, K0A0V0, [$q247, () => $need(o.t1, $q247, $q44).shape, $q248, () => $need(o.t2, $q248, $q46).shape]), () => ($dimT(o.t1, (0 as number), $q44) === o.s0[0]), () => $why(path, K0A0V1, [$q132, () => $dimT(o.t1, (0 as number), $q44), $q81, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q44) === o.s0[1]), () => $why(path, K0A0V1, [$q133, () => $dimT(o.t1, (1 as number), $q44), $q217, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q44) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q44), $q123, () => K1A0_d12(o)]), () => ($need(o.t1, $q126, $q44).dtype === $q127), () => $why(path, K0A0V1, [$q126, () => $need(o.t1, $q126, $q44).dtype, $q89, $q88]), () => ($need(o.t2, $q128, $q46).dtype === $q127), () => $why(path, K0A0V1, [$q128, () => $need(o.t2, $q128, $q46).dtype, $q89, $q88]), () => $why(path, K0A0V1, [$q225, () => o.s0[2], $q82, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q132, () => (o.t2 !== null), () => $where(path) + $q133, () => ($need(o.t1, $q126, $q46).shape.length === 3), () => $why(path, K1A0V19, [$q126, () => $need(o.t1, $q126, $q46).shape.length]), () => ($need(o.t2, $q127, $q48).shape.length === 3), () => $why(path, K1A0V19, [$q127, () => $need(o.t2, $q127, $q48).shape.length]), () => $same($need(o.t1, $q249, $q46).shape as readonly number[], $need(o.t2, $q250, $q48).shape as readonly number[]), () => $why(path, K0A0V0, [$q249, () => $need(o.t1, $q249, $q46).shape, $q250, () => $need(o.t2, $q250, $q48).shape]), () => ($dimT(o.t1, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, [$q134, () => $dimT(o.t1, (0 as number), $q46), $q83, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q46) === o.s0[1]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (1 as number), $q46), $q219, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q46) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q46), $q125, () => K1A0_d12(o)]), () => ($need(o.t1, $q128, $q46).dtype === $q129), () => $why(path, K0A0V1, [$q128, () => $need(o.t1, $q128, $q46).dtype, $q91, $q90]), () => ($need(o.t2, $q130, $q48).dtype === $q129), () => $why(path, K0A0V1, [$q130, () => $need(o.t2, $q130, $q48).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q227, () => o.s0[2], $q84, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2619,31 +2621,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q129, () => K1A0_x15(o, [...[], $q129]));
+  return $condWhy(() => K1A0_d34(o), $q131, () => K1A0_x15(o, [...[], $q131]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q44);
-    const q0 = $buf(o.t1!, $q44, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q45, $q46);
-    const q1 = $buf(o.t2!, $q46, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q187, $q188);
-    const q6 = $buf(o.t9!, $q188, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q189, $q190);
-    const q7 = $buf(o.t10!, $q190, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q45, $q46);
+    const q0 = $buf(o.t1!, $q46, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q47, $q48);
+    const q1 = $buf(o.t2!, $q48, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q189, $q190);
+    const q6 = $buf(o.t9!, $q190, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q191, $q192);
+    const q7 = $buf(o.t10!, $q192, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q232, $q233, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q234, $q235, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2653,21 +2655,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S11 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S11 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S11 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q252;
+    if (s1 === undefined) $noShown(K1A0S11 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S11, $q244);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S11, $q246);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q42, K1A0S11, $q245);
-    return $plan($q168, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K1A0S11, $q247);
+    return $plan($q170, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2681,22 +2683,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q43, $q44);
-    const q0 = $buf(o.t1!, $q44, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q45, $q46);
-    const q1 = $buf(o.t2!, $q46, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q45, $q46);
+    const q0 = $buf(o.t1!, $q46, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q47, $q48);
+    const q1 = $buf(o.t2!, $q48, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q232, $q233, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q234, $q235, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2705,14 +2707,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S16 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q253;
+    if (s0 === undefined) $noShown(K1A0S16 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q42, K1A0S16, $q245);
-    return $plan($q168, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K1A0S16, $q247);
+    return $plan($q170, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2726,20 +2728,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q193, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q186, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q72, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q195, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q74, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
+    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q252, $q253, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q254, $q255, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2749,17 +2751,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q240;
-    if (s0 === undefined) $noShown(K1A0S20 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q242;
+    if (s0 === undefined) $noShown(K1A0S20 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q242;
-    if (s1 === undefined) $noShown(K1A0S20 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q244;
+    if (s1 === undefined) $noShown(K1A0S20 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S20, $q244);
-    return $plan($q168, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S20, $q246);
+    return $plan($q170, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2772,31 +2774,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q64, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q180, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q193, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q184, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q186, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q72, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q186, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q74, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q231), $u32(o.s0[0], pp, $q135), $u32(o.s5[0], pp, $q234), $u32(r0, pp, $q235), $u32(o.s6[1], pp, $q236), $u32(o.s3[2], pp, $q237), $f32(o.a4, pp, $q140), 0];
+    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q252, $q253, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q254, $q255, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q246;
-  if (s0 === undefined) $noShown(K1A0S24 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q248;
+  if (s0 === undefined) $noShown(K1A0S24 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q168, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q170, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2808,17 +2810,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S27 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S27 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S27 + $q243, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q252;
+    if (s1 === undefined) $noShown(K1A0S27 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q42, K1A0S27, $q244);
-    return $plan($q168, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S27, $q246);
+    return $plan($q170, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2830,10 +2832,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q251;
-  if (s0 === undefined) $noShown(K1A0S31 + $q241, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q253;
+  if (s0 === undefined) $noShown(K1A0S31 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q168, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q170, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2845,19 +2847,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q168, $q151);
+    $evalFail(e, $q170, $q153);
   }
-  const h0 = $outShape(o0, 3, $q168, $q72);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q127, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q168, $q72, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q170, $q74);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q129, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q170, $q74, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q168, $q180, o.u3.shape, h1, $q219);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q170, $q182, o.u3.shape, h1, $q221);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q168, $q182, o.u4.shape, h2, $q218);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q170, $q184, o.u4.shape, h2, $q220);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q152, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q152, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q152, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q154, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q154, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q154, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2867,7 +2869,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q153, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q155, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
@@ -2900,41 +2902,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q64:
-          t0 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q44:
-          t1 = $td(ins[key], K1, $q28, key);
+        case $q66:
+          t0 = $td(ins[key], K1, $q30, key);
           break;
         case $q46:
-          t2 = $td(ins[key], K1, $q28, key);
+          t1 = $td(ins[key], K1, $q30, key);
           break;
-        case $q180:
-          t3 = $td(ins[key], K1, $q28, key);
+        case $q48:
+          t2 = $td(ins[key], K1, $q30, key);
           break;
         case $q182:
-          t4 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q193:
-          t5 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q195:
-          t6 = $td(ins[key], K1, $q28, key);
+          t3 = $td(ins[key], K1, $q30, key);
           break;
         case $q184:
-          t7 = $td(ins[key], K1, $q28, key);
+          t4 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q195:
+          t5 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q197:
+          t6 = $td(ins[key], K1, $q30, key);
           break;
         case $q186:
-          t8 = $td(ins[key], K1, $q28, key);
+          t7 = $td(ins[key], K1, $q30, key);
           break;
         case $q188:
-          t9 = $td(ins[key], K1, $q28, key);
+          t8 = $td(ins[key], K1, $q30, key);
           break;
         case $q190:
-          t10 = $td(ins[key], K1, $q28, key);
+          t9 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q192:
+          t10 = $td(ins[key], K1, $q30, key);
           break;
         default:
-          $fail($q0, K1 + $q154 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q156 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2942,17 +2944,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q72:
-          t11 = $td(outs[key], K1, $q29, key);
-          break;
-        case $q180:
-          u3 = $td(outs[key], K1, $q29, key);
+        case $q74:
+          t11 = $td(outs[key], K1, $q31, key);
           break;
         case $q182:
-          u4 = $td(outs[key], K1, $q29, key);
+          u3 = $td(outs[key], K1, $q31, key);
+          break;
+        case $q184:
+          u4 = $td(outs[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q155 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q157 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2960,26 +2962,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q254:
+        case $q256:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q157:
+        case $q159:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q158:
+        case $q160:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q255:
+        case $q257:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q139:
+        case $q141:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q256:
+        case $q258:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q159 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q161 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -2988,95 +2990,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q28, $q64);
+    $missing(K1, $q30, $q66);
   } else {
     dt0 = t0.dtype;
-    by0 = $q64;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q28, $q64);
+    by0 = $q66;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q30, $q66);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q28, $q44);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q30, $q46);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q28, $q46);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q30, $q48);
   }
   if (t3 === null) {
-    $missing(K1, $q28, $q180);
+    $missing(K1, $q30, $q182);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q28, $q180);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q30, $q182);
   }
   if (t4 === null) {
-    $missing(K1, $q28, $q182);
+    $missing(K1, $q30, $q184);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q28, $q182);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q30, $q184);
   }
   if (t5 === null) {
-    $missing(K1, $q28, $q193);
+    $missing(K1, $q30, $q195);
   } else {
     dt1 = t5.dtype;
-    by1 = $q193;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q28, $q193);
+    by1 = $q195;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q30, $q195);
   }
   if (t6 === null) {
-    $missing(K1, $q28, $q195);
+    $missing(K1, $q30, $q197);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q28, $q195);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q30, $q197);
   }
   if (t7 === null) {
-    $missing(K1, $q28, $q184);
+    $missing(K1, $q30, $q186);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q28, $q184);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q30, $q186);
   }
   if (t8 === null) {
-    $missing(K1, $q28, $q186);
+    $missing(K1, $q30, $q188);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q28, $q186);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q30, $q188);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q28, $q188);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q30, $q190);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q28, $q190);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q30, $q192);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q29, $q72);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q31, $q74);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q29, $q180);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q31, $q182);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q29, $q182);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q31, $q184);
   }
-  if (dt0 === undefined) dt0 = $q127;
-  else if (dt0 !== $q127) $fail($q0, K1 + $q160 + dt0 + $q161);
-  if (dt1 === undefined) dt1 = $q162;
-  else if (dt1 !== $q162) $fail($q0, K1 + ": M = " + dt1 + $q163);
-  $num(g0, false, K1, $q254);
-  $num(g1, false, K1, $q157);
-  $num(g2, false, K1, $q158);
-  $num(g3, false, K1, $q255);
-  $num(g4, false, K1, $q139);
-  $num(g5, false, K1, $q256);
+  if (dt0 === undefined) dt0 = $q129;
+  else if (dt0 !== $q129) $fail($q0, K1 + $q162 + dt0 + $q163);
+  if (dt1 === undefined) dt1 = $q164;
+  else if (dt1 !== $q164) $fail($q0, K1 + ": M = " + dt1 + $q165);
+  $num(g0, false, K1, $q256);
+  $num(g1, false, K1, $q159);
+  $num(g2, false, K1, $q160);
+  $num(g3, false, K1, $q257);
+  $num(g4, false, K1, $q141);
+  $num(g5, false, K1, $q258);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q257);
-  if (a1 === undefined) $fail($q0, K1 + $q164);
-  if (a2 === undefined) $fail($q0, K1 + $q165);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q257);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q259);
+  if (a1 === undefined) $fail($q0, K1 + $q166);
+  if (a2 === undefined) $fail($q0, K1 + $q167);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q259);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q127 && dt1 === $q162) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q153, K1 + $q166 + "T=" + dt0 + ", " + "M=" + dt1 + $q167);
+  if (dt0 === $q129 && dt1 === $q164) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q155, K1 + $q168 + "T=" + dt0 + ", " + "M=" + dt1 + $q169);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

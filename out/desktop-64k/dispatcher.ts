@@ -19,257 +19,259 @@ const $q12 = ": attribute \u0060";
 const $q13 = " / 0)";
 const $q14 = "modulo by zero (";
 const $q15 = " % 0)";
-const $q16 = "): axis out of range for rank ";
-const $q17 = ": tensor \u0060";
-const $q18 = "\u0060 is absent in this call";
-const $q19 = "in \u0060";
-const $q20 = "error: ";
-const $q21 = "eval";
-const $q22 = " failed: ";
-const $q23 = "dim(shapes.";
-const $q24 = " bytes, more than ";
-const $q25 = "missing_shader";
-const $q26 = ": uniform field \u0060";
-const $q27 = "uniform";
-const $q28 = "input";
-const $q29 = "output";
-const $q30 = "scratch";
-const $q31 = "main";
-const $q32 = "PagedAttention";
-const $q33 = "attrs.kv_num_heads";
-const $q34 = "attrs.num_heads";
-const $q35 = "dim(shapes.keyCacheT, 1)";
-const $q36 = "dim(shapes.keyCacheT, 3)";
-const $q37 = "present.keyT";
-const $q38 = "present.slotMappingT";
-const $q39 = ": no shader was built for pass `scatter` with ";
-const $q40 = "fc2ba31f0cee9f6e";
-const $q41 = "a6386222447f9a17";
-const $q42 = "b0b746493fb72fa1";
-const $q43 = "054a49048bc5dd88";
-const $q44 = "764cc22b0514b3cf";
-const $q45 = ": no shader was built for pass `split_attention` with ";
-const $q46 = ": no shader was built for pass `merge` with ";
-const $q47 = "maxStorageBufferBindingSize";
-const $q48 = "key";
-const $q49 = "keyT";
-const $q50 = "value";
-const $q51 = "valueT";
-const $q52 = "key_cache";
-const $q53 = "keyCacheT";
-const $q54 = "value_cache";
-const $q55 = "valueCacheT";
-const $q56 = "cumulative_sequence_length";
-const $q57 = "cumulativeSequenceLengthT";
-const $q58 = "past_seqlens";
-const $q59 = "pastSeqlensT";
-const $q60 = "block_table";
-const $q61 = "blockTableT";
-const $q62 = "params";
-const $q63 = "uniform field `params.batchSize`";
-const $q64 = "uniform field `params.scatterCount`";
-const $q65 = "dispatch x";
-const $q66 = "dispatch y";
-const $q67 = ": pass `scatter`";
-const $q68 = "query";
-const $q69 = "queryT";
-const $q70 = "partial_out";
-const $q71 = "partialOut";
-const $q72 = "partial_stats";
-const $q73 = "partialStats";
-const $q74 = "uniform field `params.scale`";
-const $q75 = "dispatch z";
-const $q76 = ": pass `split_attention`";
-const $q77 = "outputT";
-const $q78 = ": pass `merge`";
-const $q79 = "the shape of intermediate `partialOut`";
-const $q80 = "the shape of intermediate `partialStats`";
-const $q81 = "slot_mapping";
-const $q82 = "slotMappingT";
-const $q83 = "526634345db778fe";
-const $q84 = "c4c2543c2cc485dc";
-const $q85 = "6e8201cb3cbc9886";
-const $q86 = "cf18383fadd31101";
-const $q87 = "237e33874ebde858";
-const $q88 = ": no shader was built for pass `main` with ";
-const $q89 = ": pass `main`";
-const $q90 = "headLayoutOk";
-const $q91 = "batchSize";
-const $q92 = "qHidden";
-const $q93 = "ranks.slotMappingT";
-const $q94 = "slotShapeOk";
-const $q95 = "shapes.valueCacheT";
-const $q96 = "shapes.keyCacheT";
-const $q97 = "headSize";
-const $q98 = "\"float16\"";
-const $q99 = "tensorDtypes.queryT";
-const $q100 = "attrs.num_heads % attrs.kv_num_heads";
-const $q101 = "maxBlocks";
-const $q102 = "dim(shapes.outputT, 0)";
-const $q103 = "tokenCount";
-const $q104 = "dim(shapes.outputT, 1)";
-const $q105 = "`true` is false";
-const $q106 = "`present.slotMappingT` is false";
-const $q107 = "cacheShapeOk";
-const $q108 = "ioShapeOk";
-const $q109 = "pagedContractOk";
-const $q110 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q111 = "65535";
-const $q112 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q113 = "1024";
-const $q114 = "dispatchFits";
-const $q115 = "numSplits";
-const $q116 = "headVec";
-const $q117 = "pagedSplitScratchBytes";
-const $q118 = "pagedSplitStatsBytes";
-const $q119 = "pagedSplitWg";
-const $q120 = "pagedSplitFits";
-const $q121 = "cacheVec4Ok";
-const $q122 = "device.limits.maxStorageBufferBindingSize";
-const $q123 = "1073741824";
-const $q124 = "device.limits.maxBufferSize";
-const $q125 = "device.limits.maxComputeWorkgroupSizeX";
-const $q126 = "pagedMergeWg";
-const $q127 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q128 = "65536";
-const $q129 = "qPerKv";
-const $q130 = "pagedSplitStorageBytes";
-const $q131 = "pagedSplitStorageFits";
-const $q132 = "kvHidden";
-const $q133 = "ranks.keyT";
-const $q134 = "ranks.valueT";
-const $q135 = "tensorDtypes.keyT";
-const $q136 = "float16";
-const $q137 = "tensorDtypes.valueT";
-const $q138 = "separateKv";
-const $q139 = "`present.keyT` is false";
-const $q140 = "`present.valueT` is false";
-const $q141 = "dim(shapes.keyT, 0)";
-const $q142 = "dim(shapes.keyT, 1)";
-const $q143 = "dim(shapes.queryT, 1)";
-const $q144 = "params.batchSize";
-const $q145 = "params.scatterCount";
-const $q146 = "scatter";
-const $q147 = "PagedAttention.ScatterKV";
-const $q148 = "scale";
-const $q149 = "params.scale";
-const $q150 = "merge";
-const $q151 = "intermediate `partialOut`";
-const $q152 = "intermediate `partialStats`";
-const $q153 = "packedStride";
-const $q154 = "present.valueT";
-const $q155 = "packedKv";
-const $q156 = "pagedAttnWg";
-const $q157 = "pagedAttnStorageBytes";
-const $q158 = "pagedAttnStorageFits";
-const $q159 = "outputStoreOk";
-const $q160 = "the shape of output `outputT`";
-const $q161 = "contract";
-const $q162 = "no_variant";
-const $q163 = ": unknown input `";
-const $q164 = ": unknown output `";
-const $q165 = "is_causal";
-const $q166 = "kv_num_heads";
-const $q167 = "num_heads";
-const $q168 = ": unknown attribute `";
-const $q169 = ": T = ";
-const $q170 = " is not allowed; allowed: float16";
-const $q171 = "int32";
-const $q172 = " is not allowed; allowed: int32";
-const $q173 = ": attribute `kv_num_heads` is required";
-const $q174 = ": attribute `num_heads` is required";
-const $q175 = ": nothing was built for ";
-const $q176 = " on profile desktop-64k";
-const $q177 = "SparseAttention";
-const $q178 = ": pass `append`";
-const $q179 = "attrs.do_rotary";
-const $q180 = "attrs.rotary_interleaved";
-const $q181 = "dim(shapes.cosCacheT, 1)";
-const $q182 = "dim(shapes.pastKeyT, 3)";
-const $q183 = "present.cosCacheT";
-const $q184 = ": pass `rotate_q`";
-const $q185 = "attrs.sparse_block_size";
-const $q186 = "7612c61478d6ec5d";
-const $q187 = ": no shader was built for pass `split_attend` with ";
-const $q188 = "present_key";
-const $q189 = "pastKeyT";
-const $q190 = "present_value";
-const $q191 = "pastValueT";
-const $q192 = "total_sequence_length";
-const $q193 = "totalSequenceLengthT";
-const $q194 = "key_total_sequence_lengths";
-const $q195 = "keyTotalSequenceLengthsT";
-const $q196 = "cos_cache";
-const $q197 = "cosCacheT";
-const $q198 = "sin_cache";
-const $q199 = "sinCacheT";
-const $q200 = "rotatedQuery";
-const $q201 = "block_row_indices";
-const $q202 = "blockRowIndicesT";
-const $q203 = "block_col_indices";
-const $q204 = "blockColIndicesT";
-const $q205 = "partial";
-const $q206 = "uniform field `params.rowStride`";
-const $q207 = ": pass `split_attend`";
-const $q208 = "the shape of intermediate `rotatedQuery`";
-const $q209 = "the shape of intermediate `partial`";
-const $q210 = "ba9e4aec742c0296";
-const $q211 = ": no shader was built for pass `attend` with ";
-const $q212 = ": pass `attend`";
-const $q213 = "layoutShapeOk";
-const $q214 = "rotaryHalf";
-const $q215 = "rotaryDim";
-const $q216 = "ranks.cosCacheT";
-const $q217 = "ranks.sinCacheT";
-const $q218 = "shapes.sinCacheT";
-const $q219 = "shapes.cosCacheT";
-const $q220 = "tensorDtypes.cosCacheT";
-const $q221 = "tensorDtypes.sinCacheT";
-const $q222 = "rotaryOk";
-const $q223 = "indexFits";
-const $q224 = "numLayout";
-const $q225 = "usesRotary";
-const $q226 = "seqLen";
-const $q227 = "shapes.pastValueT";
-const $q228 = "shapes.pastKeyT";
-const $q229 = "maxNnz";
-const $q230 = "sparseContractOk";
-const $q231 = "attnWorkgroupSize";
-const $q232 = "bindingsFit";
-const $q233 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q234 = "dim(shapes.queryT, 2)";
-const $q235 = "attnStorageBytes";
-const $q236 = "attnStorageFits";
-const $q237 = "sparsePartialBytes";
-const $q238 = "sparseSplitFits";
-const $q239 = "sparseMergeWg";
-const $q240 = "params.seqLen";
-const $q241 = "append";
-const $q242 = "SparseAttention.AppendKV";
-const $q243 = "params.numLayout";
-const $q244 = "params.rowStride";
-const $q245 = "params.colStride";
-const $q246 = "params.maxCacheSeq";
-const $q247 = "split_attend";
-const $q248 = "SparseAttention.AttendSplitK";
-const $q249 = "53e66795f9f06e1d";
-const $q250 = ": no shader was built for pass `append` with ";
-const $q251 = "e2e85934a2ff68b0";
-const $q252 = ": no shader was built for pass `rotate_q` with ";
-const $q253 = "intermediate `rotatedQuery`";
-const $q254 = "intermediate `partial`";
-const $q255 = "5a474934870ba7e5";
-const $q256 = "shapes.keyT";
-const $q257 = "shapes.valueT";
-const $q258 = "f0b09462c4c98544";
-const $q259 = "6a660dd43e311763";
-const $q260 = "a4768a1ecce226ae";
-const $q261 = "attend";
-const $q262 = "SparseAttention.Attend";
-const $q263 = "do_rotary";
-const $q264 = "rotary_interleaved";
-const $q265 = "sparse_block_size";
-const $q266 = "; allowed values: 0, 1";
+const $q16 = "): ";
+const $q17 = "axis out of range for rank ";
+const $q18 = "the axis is not an integer";
+const $q19 = ": tensor \u0060";
+const $q20 = "\u0060 is absent in this call";
+const $q21 = "in \u0060";
+const $q22 = "error: ";
+const $q23 = "eval";
+const $q24 = " failed: ";
+const $q25 = "dim(shapes.";
+const $q26 = " bytes, more than ";
+const $q27 = "missing_shader";
+const $q28 = ": uniform field \u0060";
+const $q29 = "uniform";
+const $q30 = "input";
+const $q31 = "output";
+const $q32 = "scratch";
+const $q33 = "main";
+const $q34 = "PagedAttention";
+const $q35 = "attrs.kv_num_heads";
+const $q36 = "attrs.num_heads";
+const $q37 = "dim(shapes.keyCacheT, 1)";
+const $q38 = "dim(shapes.keyCacheT, 3)";
+const $q39 = "present.keyT";
+const $q40 = "present.slotMappingT";
+const $q41 = ": no shader was built for pass `scatter` with ";
+const $q42 = "fc2ba31f0cee9f6e";
+const $q43 = "a6386222447f9a17";
+const $q44 = "b0b746493fb72fa1";
+const $q45 = "054a49048bc5dd88";
+const $q46 = "764cc22b0514b3cf";
+const $q47 = ": no shader was built for pass `split_attention` with ";
+const $q48 = ": no shader was built for pass `merge` with ";
+const $q49 = "maxStorageBufferBindingSize";
+const $q50 = "key";
+const $q51 = "keyT";
+const $q52 = "value";
+const $q53 = "valueT";
+const $q54 = "key_cache";
+const $q55 = "keyCacheT";
+const $q56 = "value_cache";
+const $q57 = "valueCacheT";
+const $q58 = "cumulative_sequence_length";
+const $q59 = "cumulativeSequenceLengthT";
+const $q60 = "past_seqlens";
+const $q61 = "pastSeqlensT";
+const $q62 = "block_table";
+const $q63 = "blockTableT";
+const $q64 = "params";
+const $q65 = "uniform field `params.batchSize`";
+const $q66 = "uniform field `params.scatterCount`";
+const $q67 = "dispatch x";
+const $q68 = "dispatch y";
+const $q69 = ": pass `scatter`";
+const $q70 = "query";
+const $q71 = "queryT";
+const $q72 = "partial_out";
+const $q73 = "partialOut";
+const $q74 = "partial_stats";
+const $q75 = "partialStats";
+const $q76 = "uniform field `params.scale`";
+const $q77 = "dispatch z";
+const $q78 = ": pass `split_attention`";
+const $q79 = "outputT";
+const $q80 = ": pass `merge`";
+const $q81 = "the shape of intermediate `partialOut`";
+const $q82 = "the shape of intermediate `partialStats`";
+const $q83 = "slot_mapping";
+const $q84 = "slotMappingT";
+const $q85 = "526634345db778fe";
+const $q86 = "c4c2543c2cc485dc";
+const $q87 = "6e8201cb3cbc9886";
+const $q88 = "cf18383fadd31101";
+const $q89 = "237e33874ebde858";
+const $q90 = ": no shader was built for pass `main` with ";
+const $q91 = ": pass `main`";
+const $q92 = "headLayoutOk";
+const $q93 = "batchSize";
+const $q94 = "qHidden";
+const $q95 = "ranks.slotMappingT";
+const $q96 = "slotShapeOk";
+const $q97 = "shapes.valueCacheT";
+const $q98 = "shapes.keyCacheT";
+const $q99 = "headSize";
+const $q100 = "\"float16\"";
+const $q101 = "tensorDtypes.queryT";
+const $q102 = "attrs.num_heads % attrs.kv_num_heads";
+const $q103 = "maxBlocks";
+const $q104 = "dim(shapes.outputT, 0)";
+const $q105 = "tokenCount";
+const $q106 = "dim(shapes.outputT, 1)";
+const $q107 = "`true` is false";
+const $q108 = "`present.slotMappingT` is false";
+const $q109 = "cacheShapeOk";
+const $q110 = "ioShapeOk";
+const $q111 = "pagedContractOk";
+const $q112 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q113 = "65535";
+const $q114 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q115 = "1024";
+const $q116 = "dispatchFits";
+const $q117 = "numSplits";
+const $q118 = "headVec";
+const $q119 = "pagedSplitScratchBytes";
+const $q120 = "pagedSplitStatsBytes";
+const $q121 = "pagedSplitWg";
+const $q122 = "pagedSplitFits";
+const $q123 = "cacheVec4Ok";
+const $q124 = "device.limits.maxStorageBufferBindingSize";
+const $q125 = "1073741824";
+const $q126 = "device.limits.maxBufferSize";
+const $q127 = "device.limits.maxComputeWorkgroupSizeX";
+const $q128 = "pagedMergeWg";
+const $q129 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q130 = "65536";
+const $q131 = "qPerKv";
+const $q132 = "pagedSplitStorageBytes";
+const $q133 = "pagedSplitStorageFits";
+const $q134 = "kvHidden";
+const $q135 = "ranks.keyT";
+const $q136 = "ranks.valueT";
+const $q137 = "tensorDtypes.keyT";
+const $q138 = "float16";
+const $q139 = "tensorDtypes.valueT";
+const $q140 = "separateKv";
+const $q141 = "`present.keyT` is false";
+const $q142 = "`present.valueT` is false";
+const $q143 = "dim(shapes.keyT, 0)";
+const $q144 = "dim(shapes.keyT, 1)";
+const $q145 = "dim(shapes.queryT, 1)";
+const $q146 = "params.batchSize";
+const $q147 = "params.scatterCount";
+const $q148 = "scatter";
+const $q149 = "PagedAttention.ScatterKV";
+const $q150 = "scale";
+const $q151 = "params.scale";
+const $q152 = "merge";
+const $q153 = "intermediate `partialOut`";
+const $q154 = "intermediate `partialStats`";
+const $q155 = "packedStride";
+const $q156 = "present.valueT";
+const $q157 = "packedKv";
+const $q158 = "pagedAttnWg";
+const $q159 = "pagedAttnStorageBytes";
+const $q160 = "pagedAttnStorageFits";
+const $q161 = "outputStoreOk";
+const $q162 = "the shape of output `outputT`";
+const $q163 = "contract";
+const $q164 = "no_variant";
+const $q165 = ": unknown input `";
+const $q166 = ": unknown output `";
+const $q167 = "is_causal";
+const $q168 = "kv_num_heads";
+const $q169 = "num_heads";
+const $q170 = ": unknown attribute `";
+const $q171 = ": T = ";
+const $q172 = " is not allowed; allowed: float16";
+const $q173 = "int32";
+const $q174 = " is not allowed; allowed: int32";
+const $q175 = ": attribute `kv_num_heads` is required";
+const $q176 = ": attribute `num_heads` is required";
+const $q177 = ": nothing was built for ";
+const $q178 = " on profile desktop-64k";
+const $q179 = "SparseAttention";
+const $q180 = ": pass `append`";
+const $q181 = "attrs.do_rotary";
+const $q182 = "attrs.rotary_interleaved";
+const $q183 = "dim(shapes.cosCacheT, 1)";
+const $q184 = "dim(shapes.pastKeyT, 3)";
+const $q185 = "present.cosCacheT";
+const $q186 = ": pass `rotate_q`";
+const $q187 = "attrs.sparse_block_size";
+const $q188 = "7612c61478d6ec5d";
+const $q189 = ": no shader was built for pass `split_attend` with ";
+const $q190 = "present_key";
+const $q191 = "pastKeyT";
+const $q192 = "present_value";
+const $q193 = "pastValueT";
+const $q194 = "total_sequence_length";
+const $q195 = "totalSequenceLengthT";
+const $q196 = "key_total_sequence_lengths";
+const $q197 = "keyTotalSequenceLengthsT";
+const $q198 = "cos_cache";
+const $q199 = "cosCacheT";
+const $q200 = "sin_cache";
+const $q201 = "sinCacheT";
+const $q202 = "rotatedQuery";
+const $q203 = "block_row_indices";
+const $q204 = "blockRowIndicesT";
+const $q205 = "block_col_indices";
+const $q206 = "blockColIndicesT";
+const $q207 = "partial";
+const $q208 = "uniform field `params.rowStride`";
+const $q209 = ": pass `split_attend`";
+const $q210 = "the shape of intermediate `rotatedQuery`";
+const $q211 = "the shape of intermediate `partial`";
+const $q212 = "ba9e4aec742c0296";
+const $q213 = ": no shader was built for pass `attend` with ";
+const $q214 = ": pass `attend`";
+const $q215 = "layoutShapeOk";
+const $q216 = "rotaryHalf";
+const $q217 = "rotaryDim";
+const $q218 = "ranks.cosCacheT";
+const $q219 = "ranks.sinCacheT";
+const $q220 = "shapes.sinCacheT";
+const $q221 = "shapes.cosCacheT";
+const $q222 = "tensorDtypes.cosCacheT";
+const $q223 = "tensorDtypes.sinCacheT";
+const $q224 = "rotaryOk";
+const $q225 = "indexFits";
+const $q226 = "numLayout";
+const $q227 = "usesRotary";
+const $q228 = "seqLen";
+const $q229 = "shapes.pastValueT";
+const $q230 = "shapes.pastKeyT";
+const $q231 = "maxNnz";
+const $q232 = "sparseContractOk";
+const $q233 = "attnWorkgroupSize";
+const $q234 = "bindingsFit";
+const $q235 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q236 = "dim(shapes.queryT, 2)";
+const $q237 = "attnStorageBytes";
+const $q238 = "attnStorageFits";
+const $q239 = "sparsePartialBytes";
+const $q240 = "sparseSplitFits";
+const $q241 = "sparseMergeWg";
+const $q242 = "params.seqLen";
+const $q243 = "append";
+const $q244 = "SparseAttention.AppendKV";
+const $q245 = "params.numLayout";
+const $q246 = "params.rowStride";
+const $q247 = "params.colStride";
+const $q248 = "params.maxCacheSeq";
+const $q249 = "split_attend";
+const $q250 = "SparseAttention.AttendSplitK";
+const $q251 = "53e66795f9f06e1d";
+const $q252 = ": no shader was built for pass `append` with ";
+const $q253 = "e2e85934a2ff68b0";
+const $q254 = ": no shader was built for pass `rotate_q` with ";
+const $q255 = "intermediate `rotatedQuery`";
+const $q256 = "intermediate `partial`";
+const $q257 = "5a474934870ba7e5";
+const $q258 = "shapes.keyT";
+const $q259 = "shapes.valueT";
+const $q260 = "f0b09462c4c98544";
+const $q261 = "6a660dd43e311763";
+const $q262 = "a4768a1ecce226ae";
+const $q263 = "attend";
+const $q264 = "SparseAttention.Attend";
+const $q265 = "do_rotary";
+const $q266 = "rotary_interleaved";
+const $q267 = "sparse_block_size";
+const $q268 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -519,7 +521,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + ($isInt(axis) ? $q17 + rank : $q18));
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -539,7 +541,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q17 + id + $q18);
+  if (t === null) $err(what + $q19 + id + $q20);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -547,7 +549,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q19)) return new EvalFailure($q19 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q21)) return new EvalFailure($q21 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -584,7 +586,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q20 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q22 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -615,7 +617,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q21, prefix + ": " + what + $q22 + e.message);
+  if (e instanceof EvalFailure) $fail($q23, prefix + ": " + what + $q24 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -636,10 +638,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q23 + id + ", " + ax + "): tensor \u0060" + id + $q18);
+  if (t === null) $err($q25 + id + ", " + ax + "): tensor \u0060" + id + $q20);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q23 + id + ", " + ax + $q16 + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q25 + id + ", " + ax + $q16 + ($isInt(ax) ? $q17 + rank : $q18));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -652,7 +654,7 @@ function $round4(n: number): number {
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q21, prefix + ": " + what + " needs " + size + $q24 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q23, prefix + ": " + what + " needs " + size + $q26 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -661,7 +663,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q21, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q23, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -672,20 +674,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q25, head + s + tail);
+  return $fail($q27, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q25, head + s + tail);
+  return $fail($q27, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q21, prefix + $q26 + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q23, prefix + $q28 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -696,19 +698,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q21, prefix + $q26 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q23, prefix + $q28 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q21, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q23, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q27] as const;
-const BK = [$q28, $q29, $q30, $q27] as const;
+const BT = ["storage", "read-only-storage", $q29] as const;
+const BK = [$q30, $q31, $q32, $q29] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -720,14 +722,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q30 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q32 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q31, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q33, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -737,14 +739,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q21, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q23, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q21, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q22 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q23, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q24 + e.message);
   throw e;
 }
 /**
@@ -752,7 +754,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q21, prefix + ": " + whats[st - 1] + $q22 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q23, prefix + ": " + whats[st - 1] + $q24 + e.message);
   throw e;
 }
 /**
@@ -762,7 +764,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q21, lim[2] + $q17 + id + "\u0060 needs " + size + $q24 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q23, lim[2] + $q19 + id + "\u0060 needs " + size + $q26 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -795,7 +797,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q32;
+const K0 = $q34;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -808,82 +810,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q33, $q34, $q35, $q36, $q37, $q38];
+const K0A0V11: readonly string[] = [$q35, $q36, $q37, $q38, $q39, $q40];
 const K0A0S1 = " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q33, $q34, $q35, $q36, $q37];
+const K0A0V12: readonly string[] = [$q35, $q36, $q37, $q38, $q39];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q40 : a0 === 8 ? $q41 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q42 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q43 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q44 : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q42 : a0 === 8 ? $q43 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q44 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q45 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : null) : null) : null) ?? $noShader(vp + $q47, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q34, $q36];
+const K0A0V13: readonly string[] = [$q36, $q38];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q46, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q32;
-const K0A0V14: readonly [number, string, string] = [1073741824, $q47, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
-const K0A0V16: readonly string[] = [$q63, $q64, $q65, $q66];
-const K0A0S3 = K0A0S0 + $q67;
-const K0A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q70, 6, $q71, $q72, 6, $q73, $q62, 11, 0]);
-const K0A0V18: readonly string[] = [$q63, $q74, $q75];
-const K0A0S4 = K0A0S0 + $q76;
-const K0A0V19: readonly BindingPlan[] = $bl([$q70, 7, $q71, $q72, 7, $q73, $q29, 3, $q77]);
-const K0A0S5 = K0A0S0 + $q78;
-const K0A0V20: readonly string[] = [K0A0S0, $q79, K0A0S0, $q80];
+const K0A0S2 = $q34;
+const K0A0V14: readonly [number, string, string] = [1073741824, $q49, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q54, 0, $q55, $q56, 0, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q64, 11, 0]);
+const K0A0V16: readonly string[] = [$q65, $q66, $q67, $q68];
+const K0A0S3 = K0A0S0 + $q69;
+const K0A0V17: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q72, 6, $q73, $q74, 6, $q75, $q64, 11, 0]);
+const K0A0V18: readonly string[] = [$q65, $q76, $q77];
+const K0A0S4 = K0A0S0 + $q78;
+const K0A0V19: readonly BindingPlan[] = $bl([$q72, 7, $q73, $q74, 7, $q75, $q31, 3, $q79]);
+const K0A0S5 = K0A0S0 + $q80;
+const K0A0V20: readonly string[] = [K0A0S0, $q81, K0A0S0, $q82];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
-const K0A0V22: readonly string[] = [$q64, $q65, $q66];
-const K0A0S7 = K0A0S6 + $q67;
-const K0A0S8 = K0A0S6 + $q76;
-const K0A0S9 = K0A0S6 + $q78;
-const K0A0V23: readonly string[] = [K0A0S6, $q79, K0A0S6, $q80];
+const K0A0V21: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q54, 0, $q55, $q56, 0, $q57, $q83, 1, $q84, $q64, 11, 0]);
+const K0A0V22: readonly string[] = [$q66, $q67, $q68];
+const K0A0S7 = K0A0S6 + $q69;
+const K0A0S8 = K0A0S6 + $q78;
+const K0A0S9 = K0A0S6 + $q80;
+const K0A0V23: readonly string[] = [K0A0S6, $q81, K0A0S6, $q82];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q40 : a0 === 8 ? $q41 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q42 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q43 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q44 : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q42 : a0 === 8 ? $q43 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q44 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q45 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : null) : null) : null) ?? $noShader(vp + $q47, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
-const K0A0S11 = K0A0S10 + $q67;
-const K0A0S12 = K0A0S10 + $q76;
-const K0A0S13 = K0A0S10 + $q78;
-const K0A0V25: readonly string[] = [K0A0S10, $q79, K0A0S10, $q80];
+const K0A0V24: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 0, $q55, $q56, 0, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q64, 11, 0]);
+const K0A0S11 = K0A0S10 + $q69;
+const K0A0S12 = K0A0S10 + $q78;
+const K0A0S13 = K0A0S10 + $q80;
+const K0A0V25: readonly string[] = [K0A0S10, $q81, K0A0S10, $q82];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q39, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
-const K0A0S15 = K0A0S14 + $q67;
-const K0A0S16 = K0A0S14 + $q76;
-const K0A0S17 = K0A0S14 + $q78;
-const K0A0V27: readonly string[] = [K0A0S14, $q79, K0A0S14, $q80];
+const K0A0V26: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 0, $q55, $q56, 0, $q57, $q83, 1, $q84, $q64, 11, 0]);
+const K0A0S15 = K0A0S14 + $q69;
+const K0A0S16 = K0A0S14 + $q78;
+const K0A0S17 = K0A0S14 + $q80;
+const K0A0V27: readonly string[] = [K0A0S14, $q81, K0A0S14, $q82];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q83 : a0 === 8 ? $q84 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q85 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q86 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q87 : null) : null) : null) : null) : null) ?? $noShader(vp + $q88, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q85 : a0 === 8 ? $q86 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q87 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q88 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : null) : null) : null) ?? $noShader(vp + $q90, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q67;
-const K0A0V29: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q29, 3, $q77, $q62, 11, 0]);
-const K0A0V30: readonly string[] = [$q63, $q74];
-const K0A0S20 = K0A0S18 + $q89;
+const K0A0S19 = K0A0S18 + $q69;
+const K0A0V29: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q31, 3, $q79, $q64, 11, 0]);
+const K0A0V30: readonly string[] = [$q65, $q76];
+const K0A0S20 = K0A0S18 + $q91;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q67;
-const K0A0S23 = K0A0S21 + $q89;
+const K0A0S22 = K0A0S21 + $q69;
+const K0A0S23 = K0A0S21 + $q91;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q83 : a0 === 8 ? $q84 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q85 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q86 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q87 : null) : null) : null) : null) : null) ?? $noShader(vp + $q88, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q85 : a0 === 8 ? $q86 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q87 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q88 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : null) : null) : null) ?? $noShader(vp + $q90, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q67;
-const K0A0S26 = K0A0S24 + $q89;
+const K0A0S25 = K0A0S24 + $q69;
+const K0A0S26 = K0A0S24 + $q91;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q67;
-const K0A0S29 = K0A0S27 + $q89;
+const K0A0S28 = K0A0S27 + $q69;
+const K0A0S29 = K0A0S27 + $q91;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -952,7 +954,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -960,7 +962,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q91);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -972,7 +974,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -982,9 +984,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q82) === o.s0[0]) && ($need(o.t8, $q93, $q82).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q84) === o.s0[0]) && ($need(o.t8, $q95, $q84).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q96);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -993,27 +995,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q95, () => o.s4, $q96, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q33, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q97, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q98, $q99, $q98])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q97, () => o.s4, $q98, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q35, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q99, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q100, $q101, $q100])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => $why(path, K0A0V3, [$q100, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => $why(path, K0A0V3, [$q102, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q91, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q91, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q91, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q101, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q93, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q93, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q103, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q102, () => o.t9!.shape[0], $q103, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q104, () => o.t9!.shape[1], $q92, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q99, $q98])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q104, () => o.t9!.shape[0], $q105, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q106, () => o.t9!.shape[1], $q94, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q101, $q100])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q82) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q82), $q103, () => o.s0[0]]), () => $why(path, K0A0V6, [$q93, () => $need(o.t8, $q93, $q82).shape.length])]) : c === false ? $where(path) + $q105 : $where(path) + $q106)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q84) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q84), $q105, () => o.s0[0]]), () => $why(path, K0A0V6, [$q95, () => $need(o.t8, $q95, $q84).shape.length])]) : c === false ? $where(path) + $q107 : $where(path) + $q108)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q107]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q90]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q108]), () => K0A0_x5(o, [...path, $q94])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q109]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q92]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q110]), () => K0A0_x5(o, [...path, $q96])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1025,7 +1027,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q109, () => K0A0_x0(o, [...[], $q109]));
+  return $condWhy(() => K0A0_d7(o), $q111, () => K0A0_x0(o, [...[], $q111]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1033,7 +1035,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q103, () => o.s0[0], $q110, $q111]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q34, () => o.a2, $q110, $q111]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q112, $q113])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => o.s0[0], $q112, $q113]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a2, $q112, $q113]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q114, $q115])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1045,7 +1047,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q114, () => K0A0_x6(o, [...[], $q114]));
+  return $condWhy(() => K0A0_d8(o), $q116, () => K0A0_x6(o, [...[], $q116]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1076,7 +1078,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((4096 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q115);
+    throw $wrap(e, $q117);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1089,7 +1091,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q118);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1097,7 +1099,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q119);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1105,7 +1107,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1113,7 +1115,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q119);
+    throw $wrap(e, $q121);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1125,7 +1127,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (65536 as number))));
   } catch (e) {
-    throw $wrap(e, $q120);
+    throw $wrap(e, $q122);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1135,7 +1137,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q115, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q121]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q116, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d15(o), $q122, $q123]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d15(o), $q124, $q123]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d16(o), $q122, $q123]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d16(o), $q124, $q123]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q115, () => K0A0_d12(o), $q110, $q111]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q116, () => K0A0_d14(o), $q112, $q113]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q116, () => K0A0_d14(o), $q125, $q113]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d17(o), $q112, $q113]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d17(o), $q125, $q113]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q126, () => K0A0_d18(o), $q112, $q113]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q126, () => K0A0_d18(o), $q125, $q113]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q127, $q128])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q117, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q123]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q118, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d15(o), $q124, $q125]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d15(o), $q126, $q125]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d16(o), $q124, $q125]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d16(o), $q126, $q125]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d12(o), $q112, $q113]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d14(o), $q114, $q115]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d14(o), $q127, $q115]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d17(o), $q114, $q115]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d17(o), $q127, $q115]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q128, () => K0A0_d18(o), $q114, $q115]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q128, () => K0A0_d18(o), $q127, $q115]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q129, $q130])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1147,14 +1149,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q120, () => K0A0_x7(o, [...[], $q120]));
+  return $condWhy(() => K0A0_d19(o), $q122, () => K0A0_x7(o, [...[], $q122]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q129);
+    throw $wrap(e, $q131);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1162,7 +1164,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q130);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1171,7 +1173,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q130, () => K0A0_d21(o), $q127, $q128]);
+  return $why(path, K0A0V7, [$q132, () => K0A0_d21(o), $q129, $q130]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1183,27 +1185,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q131, () => K0A0_x9(o, [...[], $q131]));
+  return $condWhy(() => K0A0_d22(o), $q133, () => K0A0_x9(o, [...[], $q133]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q132);
+    throw $wrap(e, $q134);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q133, $q49).shape.length === 2)) && ($need(o.t2, $q134, $q51).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q51) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q135, $q49).dtype === $q136)) && ($need(o.t2, $q137, $q51).dtype === $q136)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q135, $q51).shape.length === 2)) && ($need(o.t2, $q136, $q53).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q53) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q51) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q53) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q137, $q51).dtype === $q138)) && ($need(o.t2, $q139, $q53).dtype === $q138)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q138);
+    throw $wrap(e, $q140);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q139, () => (o.t2 !== null), () => $where(path) + $q140, () => ($need(o.t1, $q133, $q49).shape.length === 2), () => $why(path, K0A0V9, [$q133, () => $need(o.t1, $q133, $q49).shape.length]), () => ($need(o.t2, $q134, $q51).shape.length === 2), () => $why(path, K0A0V9, [$q134, () => $need(o.t2, $q134, $q51).shape.length]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (0 as number), $q49), $q103, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q51), $q103, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q142, () => $dimT(o.t1, (1 as number), $q49), $q132, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q51) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q51), $q132, () => K0A0_d23(o)]), () => ($need(o.t1, $q135, $q49).dtype === $q136), () => $why(path, K0A0V1, [$q135, () => $need(o.t1, $q135, $q49).dtype, $q99, $q98]), () => ($need(o.t2, $q137, $q51).dtype === $q136), () => $why(path, K0A0V1, [$q137, () => $need(o.t2, $q137, $q51).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q143, () => o.s0[1], $q92, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q141, () => (o.t2 !== null), () => $where(path) + $q142, () => ($need(o.t1, $q135, $q51).shape.length === 2), () => $why(path, K0A0V9, [$q135, () => $need(o.t1, $q135, $q51).shape.length]), () => ($need(o.t2, $q136, $q53).shape.length === 2), () => $why(path, K0A0V9, [$q136, () => $need(o.t2, $q136, $q53).shape.length]), () => ($dimT(o.t1, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, [$q143, () => $dimT(o.t1, (0 as number), $q51), $q105, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q53) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q53), $q105, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q51) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (1 as number), $q51), $q134, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q53) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q53), $q134, () => K0A0_d23(o)]), () => ($need(o.t1, $q137, $q51).dtype === $q138), () => $why(path, K0A0V1, [$q137, () => $need(o.t1, $q137, $q51).dtype, $q101, $q100]), () => ($need(o.t2, $q139, $q53).dtype === $q138), () => $why(path, K0A0V1, [$q139, () => $need(o.t2, $q139, $q53).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q145, () => o.s0[1], $q94, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1215,7 +1217,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q138, () => K0A0_x10(o, [...[], $q138]));
+  return $condWhy(() => K0A0_d24(o), $q140, () => K0A0_x10(o, [...[], $q140]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1223,32 +1225,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q38, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q40, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q55, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q57, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q59, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q61, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q50, $q51);
+    const q0 = $buf(o.t1!, $q51, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q52, $q53);
+    const q1 = $buf(o.t2!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q57, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q59, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q61, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q63, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q144), $u32(r1, pp, $q145), 0, 0];
+    const b7 = [$u32(r0, pp, $q146), $u32(r1, pp, $q147), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q146, $q147, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q148, $q149, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1256,17 +1258,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q148) : 0);
-    const b8 = [$u32(r0, pp, $q144), $f32(r1, pp, $q149), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q150) : 0);
+    const b8 = [$u32(r0, pp, $q146), $f32(r1, pp, $q151), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1278,10 +1280,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q77, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q79, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q150, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q152, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1291,11 +1293,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S0, $q151);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S0, $q153);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S0, $q152);
-    return $plan($q32, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S0, $q154);
+    return $plan($q34, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1312,29 +1314,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q106;
+  return $where([]) + $q108;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q55, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q81, $q82);
-    const q4 = $buf(o.t8!, $q82, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q50, $q51);
+    const q0 = $buf(o.t1!, $q51, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q52, $q53);
+    const q1 = $buf(o.t2!, $q53, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q57, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q83, $q84);
+    const q4 = $buf(o.t8!, $q84, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q145), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q147), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q146, $q147, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q148, $q149, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1347,11 +1349,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S6, $q151);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S6, $q153);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S6, $q152);
-    return $plan($q32, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S6, $q154);
+    return $plan($q34, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1367,7 +1369,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q153);
+    throw $wrap(e, $q155);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1376,7 +1378,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q154, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q143, () => o.s0[1], $q153, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q156, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q145, () => o.s0[1], $q155, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1388,29 +1390,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q155, () => K0A0_x11(o, [...[], $q155]));
+  return $condWhy(() => K0A0_d26(o), $q157, () => K0A0_x11(o, [...[], $q157]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q144), $u32(r1, pp, $q145), 0, 0];
+    const b6 = [$u32(r0, pp, $q146), $u32(r1, pp, $q147), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q146, $q147, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q148, $q149, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1423,11 +1425,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S10, $q151);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S10, $q153);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S10, $q152);
-    return $plan($q32, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S10, $q154);
+    return $plan($q34, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1441,21 +1443,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q81, $q82);
-    const q3 = $buf(o.t8!, $q82, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q83, $q84);
+    const q3 = $buf(o.t8!, $q84, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q145), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q147), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q146, $q147, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q148, $q149, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1468,11 +1470,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K0A0S14, $q151);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S14, $q153);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K0A0S14, $q152);
-    return $plan($q32, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S14, $q154);
+    return $plan($q34, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1512,7 +1514,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q156);
+    throw $wrap(e, $q158);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1520,7 +1522,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q157);
+    throw $wrap(e, $q159);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1529,7 +1531,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (65536 as number)), () => $why(path, K0A0V7, [$q157, () => K0A0_d31(o), $q127, $q128]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q156, () => K0A0_d30(o), $q112, $q113]), () => $why(path, K0A0V7, [$q156, () => K0A0_d30(o), $q125, $q113])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (65536 as number)), () => $why(path, K0A0V7, [$q159, () => K0A0_d31(o), $q129, $q130]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q158, () => K0A0_d30(o), $q114, $q115]), () => $why(path, K0A0V7, [$q158, () => K0A0_d30(o), $q127, $q115])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1541,7 +1543,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q158, () => K0A0_x12(o, [...[], $q158]));
+  return $condWhy(() => K0A0_d32(o), $q160, () => K0A0_x12(o, [...[], $q160]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1549,7 +1551,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q121, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V28, [$q123, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1561,26 +1563,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q159, () => K0A0_x13(o, [...[], $q159]));
+  return $condWhy(() => K0A0_d33(o), $q161, () => K0A0_x13(o, [...[], $q161]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q55, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q57, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q59, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q61, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q77, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q79, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q148) : 0);
-    const b7 = [$u32(r0, pp, $q144), $f32(r1, pp, $q149), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q150) : 0);
+    const b7 = [$u32(r0, pp, $q146), $f32(r1, pp, $q151), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q31, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q33, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1588,7 +1590,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q32, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q34, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1599,7 +1601,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q32, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q34, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1610,7 +1612,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q32, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q34, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1621,7 +1623,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q32, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q34, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1634,18 +1636,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q32, $q160);
+    $evalFail(e, $q34, $q162);
   }
-  const h0 = $outShape(o0, 2, $q32, $q77);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q136, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q32, $q77, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q34, $q79);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q138, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q34, $q79, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q32, $q53, o.u3.shape, h1, $q96);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q34, $q55, o.u3.shape, h1, $q98);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q32, $q55, o.u4.shape, h2, $q95);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q34, $q57, o.u4.shape, h2, $q97);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q161, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q161, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q163, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q163, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1655,7 +1657,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q162, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q164, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
@@ -1684,35 +1686,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q69:
-          t0 = $td(ins[key], K0, $q28, key);
-          break;
-        case $q49:
-          t1 = $td(ins[key], K0, $q28, key);
+        case $q71:
+          t0 = $td(ins[key], K0, $q30, key);
           break;
         case $q51:
-          t2 = $td(ins[key], K0, $q28, key);
+          t1 = $td(ins[key], K0, $q30, key);
           break;
         case $q53:
-          t3 = $td(ins[key], K0, $q28, key);
+          t2 = $td(ins[key], K0, $q30, key);
           break;
         case $q55:
-          t4 = $td(ins[key], K0, $q28, key);
+          t3 = $td(ins[key], K0, $q30, key);
           break;
         case $q57:
-          t5 = $td(ins[key], K0, $q28, key);
+          t4 = $td(ins[key], K0, $q30, key);
           break;
         case $q59:
-          t6 = $td(ins[key], K0, $q28, key);
+          t5 = $td(ins[key], K0, $q30, key);
           break;
         case $q61:
-          t7 = $td(ins[key], K0, $q28, key);
+          t6 = $td(ins[key], K0, $q30, key);
           break;
-        case $q82:
-          t8 = $td(ins[key], K0, $q28, key);
+        case $q63:
+          t7 = $td(ins[key], K0, $q30, key);
+          break;
+        case $q84:
+          t8 = $td(ins[key], K0, $q30, key);
           break;
         default:
-          $fail($q0, K0 + $q163 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q165 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1720,17 +1722,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q77:
-          t9 = $td(outs[key], K0, $q29, key);
-          break;
-        case $q53:
-          u3 = $td(outs[key], K0, $q29, key);
+        case $q79:
+          t9 = $td(outs[key], K0, $q31, key);
           break;
         case $q55:
-          u4 = $td(outs[key], K0, $q29, key);
+          u3 = $td(outs[key], K0, $q31, key);
+          break;
+        case $q57:
+          u4 = $td(outs[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q164 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q166 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1738,20 +1740,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q165:
+        case $q167:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q166:
+        case $q168:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q167:
+        case $q169:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q148:
+        case $q150:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q168 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q170 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1760,80 +1762,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q28, $q69);
+    $missing(K0, $q30, $q71);
   } else {
     dt0 = t0.dtype;
-    by0 = $q69;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q28, $q69);
+    by0 = $q71;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q30, $q71);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q28, $q49);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q30, $q51);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q28, $q51);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q30, $q53);
   }
   if (t3 === null) {
-    $missing(K0, $q28, $q53);
+    $missing(K0, $q30, $q55);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q28, $q53);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q30, $q55);
   }
   if (t4 === null) {
-    $missing(K0, $q28, $q55);
+    $missing(K0, $q30, $q57);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q28, $q55);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q30, $q57);
   }
   if (t5 === null) {
-    $missing(K0, $q28, $q57);
+    $missing(K0, $q30, $q59);
   } else {
     dt1 = t5.dtype;
-    by1 = $q57;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q28, $q57);
+    by1 = $q59;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q30, $q59);
   }
   if (t6 === null) {
-    $missing(K0, $q28, $q59);
+    $missing(K0, $q30, $q61);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q28, $q59);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q30, $q61);
   }
   if (t7 === null) {
-    $missing(K0, $q28, $q61);
+    $missing(K0, $q30, $q63);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q28, $q61);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q30, $q63);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q28, $q82);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q30, $q84);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q29, $q77);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q31, $q79);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q29, $q53);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q31, $q55);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q29, $q55);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q31, $q57);
   }
-  if (dt0 === undefined) dt0 = $q136;
-  else if (dt0 !== $q136) $fail($q0, K0 + $q169 + dt0 + $q170);
-  if (dt1 === undefined) dt1 = $q171;
-  else if (dt1 !== $q171) $fail($q0, K0 + ": S = " + dt1 + $q172);
-  $num(g0, false, K0, $q165);
-  $num(g1, false, K0, $q166);
-  $num(g2, false, K0, $q167);
-  $num(g3, false, K0, $q148);
+  if (dt0 === undefined) dt0 = $q138;
+  else if (dt0 !== $q138) $fail($q0, K0 + $q171 + dt0 + $q172);
+  if (dt1 === undefined) dt1 = $q173;
+  else if (dt1 !== $q173) $fail($q0, K0 + ": S = " + dt1 + $q174);
+  $num(g0, false, K0, $q167);
+  $num(g1, false, K0, $q168);
+  $num(g2, false, K0, $q169);
+  $num(g3, false, K0, $q150);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q173);
-  if (a2 === undefined) $fail($q0, K0 + $q174);
-  if (dt0 === $q136 && dt1 === $q171) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q162, K0 + $q175 + "T=" + dt0 + ", " + "S=" + dt1 + $q176);
+  if (a1 === undefined) $fail($q0, K0 + $q175);
+  if (a2 === undefined) $fail($q0, K0 + $q176);
+  if (dt0 === $q138 && dt1 === $q173) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q164, K0 + $q177 + "T=" + dt0 + ", " + "S=" + dt1 + $q178);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1867,97 +1869,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q177;
+const K1 = $q179;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q178;
-const K1A0V3: readonly string[] = [$q179, $q33, $q34, $q180, $q181, "dim(shapes.pastKeyT, 2)", $q182, $q183, $q37];
+const K1A0S1 = K1A0S0 + $q180;
+const K1A0V3: readonly string[] = [$q181, $q35, $q36, $q182, $q183, "dim(shapes.pastKeyT, 2)", $q184, $q185, $q39];
 const K1A0S2 = " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q184;
-const K1A0V4: readonly string[] = [$q33, $q34, $q180, $q181, $q182, $q183, $q37];
-const K1A0V5: readonly string[] = [$q179, $q33, $q34, $q185, $q182, $q37];
+const K1A0S3 = K1A0S0 + $q186;
+const K1A0V4: readonly string[] = [$q35, $q36, $q182, $q183, $q184, $q185, $q39];
+const K1A0V5: readonly string[] = [$q181, $q35, $q36, $q187, $q184, $q39];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q34, $q182];
+const K1A0V6: readonly string[] = [$q36, $q184];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q46, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q48, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q177;
-const K1A0V7: readonly [number, string, string] = [1073741824, $q47, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q62, 11, 0]);
-const K1A0V9: readonly string[] = [$q65, $q66];
-const K1A0V10: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q196, 1, $q197, $q198, 1, $q199, $q192, 1, $q193, $q194, 1, $q195, "rotated_query", 6, $q200, $q62, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q68, 7, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 6, $q205, $q62, 11, 0]);
-const K1A0V12: readonly string[] = [$q206, $q65, $q75];
-const K1A0S5 = K1A0S0 + $q207;
-const K1A0V13: readonly BindingPlan[] = $bl([$q205, 7, $q205, $q29, 3, $q77]);
-const K1A0V14: readonly string[] = [$q75];
-const K1A0S6 = K1A0S0 + $q78;
-const K1A0V15: readonly string[] = [K1A0S0, $q208, K1A0S0, $q209];
+const K1A0S4 = $q179;
+const K1A0V7: readonly [number, string, string] = [1073741824, $q49, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q64, 11, 0]);
+const K1A0V9: readonly string[] = [$q67, $q68];
+const K1A0V10: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q198, 1, $q199, $q200, 1, $q201, $q194, 1, $q195, $q196, 1, $q197, "rotated_query", 6, $q202, $q64, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q70, 7, $q202, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 6, $q207, $q64, 11, 0]);
+const K1A0V12: readonly string[] = [$q208, $q67, $q77];
+const K1A0S5 = K1A0S0 + $q209;
+const K1A0V13: readonly BindingPlan[] = $bl([$q207, 7, $q207, $q31, 3, $q79]);
+const K1A0V14: readonly string[] = [$q77];
+const K1A0S6 = K1A0S0 + $q80;
+const K1A0V15: readonly string[] = [K1A0S0, $q210, K1A0S0, $q211];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
-const K1A0S8 = K1A0S7 + $q178;
-const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 6, $q205, $q62, 11, 0]);
-const K1A0S9 = K1A0S7 + $q207;
-const K1A0S10 = K1A0S7 + $q78;
-const K1A0V18: readonly string[] = [K1A0S7, $q209];
+const K1A0V16: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q64, 11, 0]);
+const K1A0S8 = K1A0S7 + $q180;
+const K1A0V17: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 6, $q207, $q64, 11, 0]);
+const K1A0S9 = K1A0S7 + $q209;
+const K1A0S10 = K1A0S7 + $q80;
+const K1A0V18: readonly string[] = [K1A0S7, $q211];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q178;
-const K1A0S13 = K1A0S11 + $q184;
+const K1A0S12 = K1A0S11 + $q180;
+const K1A0S13 = K1A0S11 + $q186;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q62, 11, 0]);
-const K1A0S14 = K1A0S11 + $q207;
-const K1A0S15 = K1A0S11 + $q78;
-const K1A0V21: readonly string[] = [K1A0S11, $q208, K1A0S11, $q209];
+const K1A0V20: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q64, 11, 0]);
+const K1A0S14 = K1A0S11 + $q209;
+const K1A0S15 = K1A0S11 + $q80;
+const K1A0V21: readonly string[] = [K1A0S11, $q210, K1A0S11, $q211];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q186 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q187, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q188, 0, $q189, $q190, 0, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
-const K1A0S17 = K1A0S16 + $q178;
-const K1A0S18 = K1A0S16 + $q207;
-const K1A0S19 = K1A0S16 + $q78;
-const K1A0V23: readonly string[] = [K1A0S16, $q209];
+const K1A0V22: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q64, 11, 0]);
+const K1A0S17 = K1A0S16 + $q180;
+const K1A0S18 = K1A0S16 + $q209;
+const K1A0S19 = K1A0S16 + $q80;
+const K1A0V23: readonly string[] = [K1A0S16, $q211];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q178;
-const K1A0S22 = K1A0S20 + $q184;
+const K1A0S21 = K1A0S20 + $q180;
+const K1A0S22 = K1A0S20 + $q186;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q68, 7, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q29, 3, $q77, $q62, 11, 0]);
-const K1A0V25: readonly string[] = [$q206];
-const K1A0S23 = K1A0S20 + $q212;
-const K1A0V26: readonly string[] = [K1A0S20, $q208];
+const K1A0V24: readonly BindingPlan[] = $bl([$q70, 7, $q202, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q31, 3, $q79, $q64, 11, 0]);
+const K1A0V25: readonly string[] = [$q208];
+const K1A0S23 = K1A0S20 + $q214;
+const K1A0V26: readonly string[] = [K1A0S20, $q210];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q178;
-const K1A0V27: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q188, 1, $q189, $q190, 1, $q191, $q201, 1, $q202, $q203, 1, $q204, $q192, 1, $q193, $q194, 1, $q195, $q29, 3, $q77, $q62, 11, 0]);
-const K1A0S26 = K1A0S24 + $q212;
+const K1A0S25 = K1A0S24 + $q180;
+const K1A0V27: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q31, 3, $q79, $q64, 11, 0]);
+const K1A0S26 = K1A0S24 + $q214;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q178;
-const K1A0S29 = K1A0S27 + $q184;
+const K1A0S28 = K1A0S27 + $q180;
+const K1A0S29 = K1A0S27 + $q186;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q212;
-const K1A0V28: readonly string[] = [K1A0S27, $q208];
+const K1A0S30 = K1A0S27 + $q214;
+const K1A0V28: readonly string[] = [K1A0S27, $q210];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q210 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q211, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q178;
-const K1A0S33 = K1A0S31 + $q212;
+const K1A0S32 = K1A0S31 + $q180;
+const K1A0S33 = K1A0S31 + $q214;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2028,7 +2030,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q90);
+    throw $wrap(e, $q92);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2045,7 +2047,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2061,7 +2063,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q101);
+    throw $wrap(e, $q103);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2069,7 +2071,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q213);
+    throw $wrap(e, $q215);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2079,9 +2081,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q197) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q199) : 0));
   } catch (e) {
-    throw $wrap(e, $q214);
+    throw $wrap(e, $q216);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2089,16 +2091,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q215);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q216, $q197).shape.length === 2)) && ($need(o.t10, $q217, $q199).shape.length === 2)) && $same($need(o.t10, $q218, $q199).shape as readonly number[], $need(o.t9, $q219, $q197).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q220, $q197).dtype === $q136)) && ($need(o.t10, $q221, $q199).dtype === $q136)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q218, $q199).shape.length === 2)) && ($need(o.t10, $q219, $q201).shape.length === 2)) && $same($need(o.t10, $q220, $q201).shape as readonly number[], $need(o.t9, $q221, $q199).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q222, $q199).dtype === $q138)) && ($need(o.t10, $q223, $q201).dtype === $q138)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q222);
+    throw $wrap(e, $q224);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2106,7 +2108,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q132);
+    throw $wrap(e, $q134);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2114,7 +2116,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q153);
+    throw $wrap(e, $q155);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2122,7 +2124,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q223);
+    throw $wrap(e, $q225);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2131,37 +2133,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q34, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q33, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q100, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q224, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q185, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q102, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q226, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q187, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q179, () => o.a0]);
+  return $why(path, K0A0V6, [$q181, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q97, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q105 : K1A0_x3(o, [...path, $q225]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q99, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q107 : K1A0_x3(o, [...path, $q227]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q102, () => o.t11!.shape[0], $q91, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q104, () => o.t11!.shape[1], $q226, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q92, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q99, $q98])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q104, () => o.t11!.shape[0], $q93, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q106, () => o.t11!.shape[1], $q228, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q94, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q101, $q100])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q227, () => o.s4, $q228, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q91, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q33, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q98, $q99, $q98])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q229, () => o.s4, $q230, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q93, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q35, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q100, $q101, $q100])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q101, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q224, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q229, () => o.s6[1]]), () => $why(path, K0A0V7, [$q229, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q103, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q226, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q231, () => o.s6[1]]), () => $why(path, K0A0V7, [$q231, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q91, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q93, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q216, $q197).shape.length === 2), () => $why(path, K0A0V9, [$q216, () => $need(o.t9, $q216, $q197).shape.length]), () => ($need(o.t10, $q217, $q199).shape.length === 2), () => $why(path, K0A0V9, [$q217, () => $need(o.t10, $q217, $q199).shape.length]), () => $same($need(o.t10, $q218, $q199).shape as readonly number[], $need(o.t9, $q219, $q197).shape as readonly number[]), () => $why(path, K0A0V0, [$q218, () => $need(o.t10, $q218, $q199).shape, $q219, () => $need(o.t9, $q219, $q197).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q214, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q215, () => K1A0_d10(o), $q97, () => o.s3[3]]), () => ($need(o.t9, $q220, $q197).dtype === $q136), () => $why(path, K0A0V1, [$q220, () => $need(o.t9, $q220, $q197).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q221, () => $need(o.t10, $q221, $q199).dtype, $q99, $q98])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q183, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q225]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q218, $q199).shape.length === 2), () => $why(path, K0A0V9, [$q218, () => $need(o.t9, $q218, $q199).shape.length]), () => ($need(o.t10, $q219, $q201).shape.length === 2), () => $why(path, K0A0V9, [$q219, () => $need(o.t10, $q219, $q201).shape.length]), () => $same($need(o.t10, $q220, $q201).shape as readonly number[], $need(o.t9, $q221, $q199).shape as readonly number[]), () => $why(path, K0A0V0, [$q220, () => $need(o.t10, $q220, $q201).shape, $q221, () => $need(o.t9, $q221, $q199).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q216, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q217, () => K1A0_d10(o), $q99, () => o.s3[3]]), () => ($need(o.t9, $q222, $q199).dtype === $q138), () => $why(path, K0A0V1, [$q222, () => $need(o.t9, $q222, $q199).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q223, () => $need(o.t10, $q223, $q201).dtype, $q101, $q100])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q185, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q227]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2169,7 +2171,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q90]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q108]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q107]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q213]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q222]), () => K1A0_x9(o, [...path, $q223])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q92]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q110]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q109]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q215]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q224]), () => K1A0_x9(o, [...path, $q225])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2181,7 +2183,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q230, () => K1A0_x0(o, [...[], $q230]));
+  return $condWhy(() => K1A0_d15(o), $q232, () => K1A0_x0(o, [...[], $q232]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2204,7 +2206,7 @@ function K1A0_d18(o: K1A0): number {
   try {
     return (o.m18 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q129);
+    throw $wrap(e, $q131);
   }
 }
 /** derive "sparseRowOk": memo m19 */
@@ -2224,12 +2226,12 @@ function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q114);
+    throw $wrap(e, $q116);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q226, () => o.s0[1], $q110, $q111]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q33, () => o.a1, $q110, $q111]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q91, () => o.s0[0], $q110, $q111]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q110, $q111]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q110, $q111]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d20(o), $q112, $q113]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d20(o), $q125, $q113]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q125, $q113])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q228, () => o.s0[1], $q112, $q113]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q35, () => o.a1, $q112, $q113]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q93, () => o.s0[0], $q112, $q113]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q112, $q113]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q112, $q113]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d20(o), $q114, $q115]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d20(o), $q127, $q115]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q127, $q115])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2241,19 +2243,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q114, () => K1A0_x10(o, [...[], $q114]));
+  return $condWhy(() => K1A0_d21(o), $q116, () => K1A0_x10(o, [...[], $q116]));
 }
 /** derive "bindingsFit": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
   try {
     return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q232);
+    throw $wrap(e, $q234);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q233, $q123]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q233, $q123])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q235, $q125]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q235, $q125])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2265,7 +2267,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q232, () => K1A0_x11(o, [...[], $q232]));
+  return $condWhy(() => K1A0_d22(o), $q234, () => K1A0_x11(o, [...[], $q234]));
 }
 /** derive "packedKv": memo m23 */
 function K1A0_d23(o: K1A0): boolean {
@@ -2273,7 +2275,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q37, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q154, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q234, () => o.s0[2], $q153, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q156, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q236, () => o.s0[2], $q155, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2285,7 +2287,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q155, () => K1A0_x12(o, [...[], $q155]));
+  return $condWhy(() => K1A0_d23(o), $q157, () => K1A0_x12(o, [...[], $q157]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2297,14 +2299,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q225, () => K1A0_x3(o, [...[], $q225]));
+  return $condWhy(() => K1A0_d1(o), $q227, () => K1A0_x3(o, [...[], $q227]));
 }
 /** derive "attnStorageBytes": memo m24 */
 function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q235);
+    throw $wrap(e, $q237);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2313,7 +2315,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q129, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q235, () => K1A0_d24(o), $q127, $q128])]);
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q131, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q237, () => K1A0_d24(o), $q129, $q130])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2325,7 +2327,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q236, () => K1A0_x13(o, [...[], $q236]));
+  return $condWhy(() => K1A0_d25(o), $q238, () => K1A0_x13(o, [...[], $q238]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2356,7 +2358,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q115);
+    throw $wrap(e, $q117);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2364,7 +2366,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q237);
+    throw $wrap(e, $q239);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2384,12 +2386,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (65536 as number))));
   } catch (e) {
-    throw $wrap(e, $q238);
+    throw $wrap(e, $q240);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q115, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q110, $q111]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q115, () => K1A0_d29(o), $q110, $q111]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q237, () => K1A0_d30(o), $q233, $q123]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d32(o), $q112, $q113]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d32(o), $q125, $q113]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q127, $q128])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q117, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q112, $q113]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q117, () => K1A0_d29(o), $q112, $q113]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d30(o), $q235, $q125]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q241, () => K1A0_d32(o), $q114, $q115]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q241, () => K1A0_d32(o), $q127, $q115]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q129, $q130])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2401,43 +2403,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q238, () => K1A0_x14(o, [...[], $q238]));
+  return $condWhy(() => K1A0_d33(o), $q240, () => K1A0_x14(o, [...[], $q240]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q181, $q197).shape, 1, $q219);
+    return $dimS($need(o.t9, $q183, $q199).shape, 1, $q221);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q181, $q197).shape, 1, $q219));
+    return $show($dimS($need(o.t9, $q183, $q199).shape, 1, $q221));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q20 + e.message;
+    if (e instanceof EvalFailure) return $q22 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q196, $q197);
-    const q5 = $buf(o.t9!, $q197, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q198, $q199);
-    const q6 = $buf(o.t10!, $q199, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
+    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q198, $q199);
+    const q5 = $buf(o.t9!, $q199, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q200, $q201);
+    const q6 = $buf(o.t10!, $q201, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q241, $q242, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q243, $q244, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2445,14 +2447,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q196, $q197);
-    const q1 = $buf(o.t9!, $q197, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q198, $q199);
-    const q2 = $buf(o.t10!, $q199, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
+    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q198, $q199);
+    const q1 = $buf(o.t9!, $q199, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q200, $q201);
+    const q2 = $buf(o.t10!, $q201, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2467,15 +2469,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q202, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q204, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q204, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q206, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
+    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2483,7 +2485,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q247, $q248, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2491,12 +2493,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q79, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q150, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q152, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2506,21 +2508,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S0 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S0 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q251;
-    if (s1 === undefined) $noShown(K1A0S0 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q253;
+    if (s1 === undefined) $noShown(K1A0S0 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S0, $q253);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S0, $q255);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K1A0S0, $q254);
-    return $plan($q177, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K1A0S0, $q256);
+    return $plan($q179, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2541,24 +2543,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q225, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q227, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q195, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
+    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q241, $q242, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q243, $q244, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2566,16 +2568,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q202, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q204, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q195, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q204, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q206, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q197, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
+    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2583,7 +2585,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q247, $q248, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q249, $q250, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2592,14 +2594,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S7 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S7 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K1A0S7, $q254);
-    return $plan($q177, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K1A0S7, $q256);
+    return $plan($q179, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2613,14 +2615,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q133, $q49).shape.length === 3)) && ($need(o.t2, $q134, $q51).shape.length === 3)) && $same($need(o.t1, $q256, $q49).shape as readonly number[], $need(o.t2, $q257, $q51).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q49) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q135, $q49).dtype === $q136)) && ($need(o.t2, $q137, $q51).dtype === $q136)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q135, $q51).shape.length === 3)) && ($need(o.t2, $q136, $q53).shape.length === 3)) && $same($need(o.t1, $q258, $q51).shape as readonly number[], $need(o.t2, $q259, $q53).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q51) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q51) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q137, $q51).dtype === $q138)) && ($need(o.t2, $q139, $q53).dtype === $q138)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q138);
+    throw $wrap(e, $q140);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q139, () => (o.t2 !== null), () => $where(path) + $q140, () => ($need(o.t1, $q133, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q133, () => $need(o.t1, $q133, $q49).shape.length]), () => ($need(o.t2, $q134, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q134, () => $need(o.t2, $q134, $q51).shape.length]), () => $same($need(o.t1, $q256, $q49).shape as readonly number[], $need(o.t2, $q257, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q256, () => $need(o.t1, $q256, $q49).shape, $q257, () => $need(o.t2, $q257, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (0 as number), $q49), $q91, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q142, () => $dimT(o.t1, (1 as number), $q49), $q226, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q132, () => K1A0_d12(o)]), () => ($need(o.t1, $q135, $q49).dtype === $q136), () => $why(path, K0A0V1, [$q135, () => $need(o.t1, $q135, $q49).dtype, $q99, $q98]), () => ($need(o.t2, $q137, $q51).dtype === $q136), () => $why(path, K0A0V1, [$q137, () => $need(o.t2, $q137, $q51).dtype, $q99, $q98]), () => $why(path, K0A0V1, [$q234, () => o.s0[2], $q92, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q141, () => (o.t2 !== null), () => $where(path) + $q142, () => ($need(o.t1, $q135, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q135, () => $need(o.t1, $q135, $q51).shape.length]), () => ($need(o.t2, $q136, $q53).shape.length === 3), () => $why(path, K1A0V19, [$q136, () => $need(o.t2, $q136, $q53).shape.length]), () => $same($need(o.t1, $q258, $q51).shape as readonly number[], $need(o.t2, $q259, $q53).shape as readonly number[]), () => $why(path, K0A0V0, [$q258, () => $need(o.t1, $q258, $q51).shape, $q259, () => $need(o.t2, $q259, $q53).shape]), () => ($dimT(o.t1, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, [$q143, () => $dimT(o.t1, (0 as number), $q51), $q93, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q51) === o.s0[1]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (1 as number), $q51), $q228, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q51) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q51), $q134, () => K1A0_d12(o)]), () => ($need(o.t1, $q137, $q51).dtype === $q138), () => $why(path, K0A0V1, [$q137, () => $need(o.t1, $q137, $q51).dtype, $q101, $q100]), () => ($need(o.t2, $q139, $q53).dtype === $q138), () => $why(path, K0A0V1, [$q139, () => $need(o.t2, $q139, $q53).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q236, () => o.s0[2], $q94, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2632,31 +2634,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q138, () => K1A0_x15(o, [...[], $q138]));
+  return $condWhy(() => K1A0_d34(o), $q140, () => K1A0_x15(o, [...[], $q140]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q196, $q197);
-    const q6 = $buf(o.t9!, $q197, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q198, $q199);
-    const q7 = $buf(o.t10!, $q199, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q50, $q51);
+    const q0 = $buf(o.t1!, $q51, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q52, $q53);
+    const q1 = $buf(o.t2!, $q53, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q198, $q199);
+    const q6 = $buf(o.t9!, $q199, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q200, $q201);
+    const q7 = $buf(o.t10!, $q201, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q241, $q242, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q243, $q244, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2666,21 +2668,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q258;
-    if (s0 === undefined) $noShown(K1A0S11 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q260;
+    if (s0 === undefined) $noShown(K1A0S11 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q259;
-    if (s1 === undefined) $noShown(K1A0S11 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q261;
+    if (s1 === undefined) $noShown(K1A0S11 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S11, $q253);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S11, $q255);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q47, K1A0S11, $q254);
-    return $plan($q177, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K1A0S11, $q256);
+    return $plan($q179, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2694,22 +2696,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q50, $q51);
+    const q0 = $buf(o.t1!, $q51, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q52, $q53);
+    const q1 = $buf(o.t2!, $q53, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q241, $q242, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q243, $q244, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2718,14 +2720,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q260;
-    if (s0 === undefined) $noShown(K1A0S16 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q262;
+    if (s0 === undefined) $noShown(K1A0S16 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q47, K1A0S16, $q254);
-    return $plan($q177, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K1A0S16, $q256);
+    return $plan($q179, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2739,20 +2741,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q202, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q204, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q195, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q204, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q206, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q79, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
+    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q261, $q262, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q263, $q264, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2762,17 +2764,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S20 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q251;
+    if (s0 === undefined) $noShown(K1A0S20 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q251;
-    if (s1 === undefined) $noShown(K1A0S20 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q253;
+    if (s1 === undefined) $noShown(K1A0S20 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S20, $q253);
-    return $plan($q177, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S20, $q255);
+    return $plan($q179, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2785,31 +2787,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q189, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q202, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q204, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q193, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q195, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q204, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q206, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q195, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q79, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q240), $u32(o.s0[0], pp, $q144), $u32(o.s5[0], pp, $q243), $u32(r0, pp, $q244), $u32(o.s6[1], pp, $q245), $u32(o.s3[2], pp, $q246), $f32(o.a4, pp, $q149), 0];
+    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q261, $q262, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q263, $q264, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q255;
-  if (s0 === undefined) $noShown(K1A0S24 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q257;
+  if (s0 === undefined) $noShown(K1A0S24 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q177, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q179, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2821,17 +2823,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q258;
-    if (s0 === undefined) $noShown(K1A0S27 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q260;
+    if (s0 === undefined) $noShown(K1A0S27 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q259;
-    if (s1 === undefined) $noShown(K1A0S27 + $q252, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q261;
+    if (s1 === undefined) $noShown(K1A0S27 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q47, K1A0S27, $q253);
-    return $plan($q177, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S27, $q255);
+    return $plan($q179, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2843,10 +2845,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q260;
-  if (s0 === undefined) $noShown(K1A0S31 + $q250, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q262;
+  if (s0 === undefined) $noShown(K1A0S31 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q177, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q179, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2858,19 +2860,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q177, $q160);
+    $evalFail(e, $q179, $q162);
   }
-  const h0 = $outShape(o0, 3, $q177, $q77);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q136, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q177, $q77, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q179, $q79);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q138, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q179, $q79, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q177, $q189, o.u3.shape, h1, $q228);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q179, $q191, o.u3.shape, h1, $q230);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q177, $q191, o.u4.shape, h2, $q227);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q179, $q193, o.u4.shape, h2, $q229);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q161, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q161, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q161, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q163, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q163, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q163, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2880,7 +2882,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q162, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q164, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
@@ -2913,41 +2915,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q69:
-          t0 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q49:
-          t1 = $td(ins[key], K1, $q28, key);
+        case $q71:
+          t0 = $td(ins[key], K1, $q30, key);
           break;
         case $q51:
-          t2 = $td(ins[key], K1, $q28, key);
+          t1 = $td(ins[key], K1, $q30, key);
           break;
-        case $q189:
-          t3 = $td(ins[key], K1, $q28, key);
+        case $q53:
+          t2 = $td(ins[key], K1, $q30, key);
           break;
         case $q191:
-          t4 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q202:
-          t5 = $td(ins[key], K1, $q28, key);
-          break;
-        case $q204:
-          t6 = $td(ins[key], K1, $q28, key);
+          t3 = $td(ins[key], K1, $q30, key);
           break;
         case $q193:
-          t7 = $td(ins[key], K1, $q28, key);
+          t4 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q204:
+          t5 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q206:
+          t6 = $td(ins[key], K1, $q30, key);
           break;
         case $q195:
-          t8 = $td(ins[key], K1, $q28, key);
+          t7 = $td(ins[key], K1, $q30, key);
           break;
         case $q197:
-          t9 = $td(ins[key], K1, $q28, key);
+          t8 = $td(ins[key], K1, $q30, key);
           break;
         case $q199:
-          t10 = $td(ins[key], K1, $q28, key);
+          t9 = $td(ins[key], K1, $q30, key);
+          break;
+        case $q201:
+          t10 = $td(ins[key], K1, $q30, key);
           break;
         default:
-          $fail($q0, K1 + $q163 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q165 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2955,17 +2957,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q77:
-          t11 = $td(outs[key], K1, $q29, key);
-          break;
-        case $q189:
-          u3 = $td(outs[key], K1, $q29, key);
+        case $q79:
+          t11 = $td(outs[key], K1, $q31, key);
           break;
         case $q191:
-          u4 = $td(outs[key], K1, $q29, key);
+          u3 = $td(outs[key], K1, $q31, key);
+          break;
+        case $q193:
+          u4 = $td(outs[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q164 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q166 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2973,26 +2975,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q263:
+        case $q265:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q166:
+        case $q168:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q167:
+        case $q169:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q264:
+        case $q266:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q148:
+        case $q150:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q265:
+        case $q267:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q168 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q170 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3001,95 +3003,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q28, $q69);
+    $missing(K1, $q30, $q71);
   } else {
     dt0 = t0.dtype;
-    by0 = $q69;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q28, $q69);
+    by0 = $q71;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q30, $q71);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q28, $q49);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q30, $q51);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q28, $q51);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q30, $q53);
   }
   if (t3 === null) {
-    $missing(K1, $q28, $q189);
+    $missing(K1, $q30, $q191);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q28, $q189);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q30, $q191);
   }
   if (t4 === null) {
-    $missing(K1, $q28, $q191);
+    $missing(K1, $q30, $q193);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q28, $q191);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q30, $q193);
   }
   if (t5 === null) {
-    $missing(K1, $q28, $q202);
+    $missing(K1, $q30, $q204);
   } else {
     dt1 = t5.dtype;
-    by1 = $q202;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q28, $q202);
+    by1 = $q204;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q30, $q204);
   }
   if (t6 === null) {
-    $missing(K1, $q28, $q204);
+    $missing(K1, $q30, $q206);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q28, $q204);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q30, $q206);
   }
   if (t7 === null) {
-    $missing(K1, $q28, $q193);
+    $missing(K1, $q30, $q195);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q28, $q193);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q30, $q195);
   }
   if (t8 === null) {
-    $missing(K1, $q28, $q195);
+    $missing(K1, $q30, $q197);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q28, $q195);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q30, $q197);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q28, $q197);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q30, $q199);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q28, $q199);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q30, $q201);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q29, $q77);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q31, $q79);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q29, $q189);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q31, $q191);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q29, $q191);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q31, $q193);
   }
-  if (dt0 === undefined) dt0 = $q136;
-  else if (dt0 !== $q136) $fail($q0, K1 + $q169 + dt0 + $q170);
-  if (dt1 === undefined) dt1 = $q171;
-  else if (dt1 !== $q171) $fail($q0, K1 + ": M = " + dt1 + $q172);
-  $num(g0, false, K1, $q263);
-  $num(g1, false, K1, $q166);
-  $num(g2, false, K1, $q167);
-  $num(g3, false, K1, $q264);
-  $num(g4, false, K1, $q148);
-  $num(g5, false, K1, $q265);
+  if (dt0 === undefined) dt0 = $q138;
+  else if (dt0 !== $q138) $fail($q0, K1 + $q171 + dt0 + $q172);
+  if (dt1 === undefined) dt1 = $q173;
+  else if (dt1 !== $q173) $fail($q0, K1 + ": M = " + dt1 + $q174);
+  $num(g0, false, K1, $q265);
+  $num(g1, false, K1, $q168);
+  $num(g2, false, K1, $q169);
+  $num(g3, false, K1, $q266);
+  $num(g4, false, K1, $q150);
+  $num(g5, false, K1, $q267);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q266);
-  if (a1 === undefined) $fail($q0, K1 + $q173);
-  if (a2 === undefined) $fail($q0, K1 + $q174);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q266);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q268);
+  if (a1 === undefined) $fail($q0, K1 + $q175);
+  if (a2 === undefined) $fail($q0, K1 + $q176);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q268);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q136 && dt1 === $q171) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q162, K1 + $q175 + "T=" + dt0 + ", " + "M=" + dt1 + $q176);
+  if (dt0 === $q138 && dt1 === $q173) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q164, K1 + $q177 + "T=" + dt0 + ", " + "M=" + dt1 + $q178);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

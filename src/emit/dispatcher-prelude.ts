@@ -293,7 +293,7 @@ function $neg(v«: number»)«: number» {
 }
 function $dimS(shape«: readonly number[]», axis«: number», what«: string»)«: number» {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): axis out of range for rank " + rank);
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + "): " + ($isInt(axis) ? "axis out of range for rank " + rank : "the axis is not an integer"));
   return shape[axis < 0 ? axis + rank : axis]«!»;
 }
 function $ceilDiv(a«: number», b«: number»)«: number» {
@@ -424,7 +424,7 @@ function $dimT(t«: TensorDesc | null», ax«: number», id«: string»)«: numb
   if (t === null) $err("dim(shapes." + id + ", " + ax + "): tensor \u0060" + id + "\u0060 is absent in this call");
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): axis out of range for rank " + rank);
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err("dim(shapes." + id + ", " + ax + "): " + ($isInt(ax) ? "axis out of range for rank " + rank : "the axis is not an integer"));
   return shape[ax < 0 ? ax + rank : ax]«!»;
 }
 function $product(shape«: readonly number[]»)«: number» {
@@ -482,13 +482,13 @@ const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v«: unknown», prefix«: string», field«: string»)«: number» {
   const n = v« as number»;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ", outside 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /** An i32 uniform field's word (its two's complement as a u32), or fails when the value is outside -2^31..2^31-1. */
 function $i32(v«: unknown», prefix«: string», field«: string»)«: number» {
   const n = v« as number»;
-  if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ", outside -2147483648..2147483647");
+  if (!$isInt(n) || n < -2147483648 || n > 2147483647) $fail("eval", prefix + ": uniform field \u0060" + field + "\u0060 (i32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " -2147483648..2147483647");
   return n >>> 0;
 }
 /**

@@ -50,7 +50,9 @@ export function floorDivFloat(a: number, b: number): number {
 export function dim(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
   if (!Number.isInteger(axis) || axis < -rank || axis >= rank) {
-    throw new EvalError(`dim(${what}, ${axis}): axis out of range for rank ${rank}`);
+    throw new EvalError(
+      `dim(${what}, ${axis}): ${Number.isInteger(axis) ? `axis out of range for rank ${rank}` : "the axis is not an integer"}`,
+    );
   }
   return shape[axis < 0 ? axis + rank : axis];
 }

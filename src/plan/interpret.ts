@@ -192,14 +192,14 @@ export function uniformWords(
       if (!Number.isInteger(v) || v < 0 || v > 4294967295)
         throw new KernelCallError(
           "eval",
-          `${prefix}: uniform field \`${structName}.${f.name}\` (u32) is ${showValue(v)}, outside 0..4294967295`,
+          `${prefix}: uniform field \`${structName}.${f.name}\` (u32) is ${showValue(v)}, ${Number.isInteger(v) ? "outside" : "not an integer in"} 0..4294967295`,
         );
       words[i] = v;
     } else {
       if (!Number.isInteger(v) || v < -2147483648 || v > 2147483647)
         throw new KernelCallError(
           "eval",
-          `${prefix}: uniform field \`${structName}.${f.name}\` (i32) is ${showValue(v)}, outside -2147483648..2147483647`,
+          `${prefix}: uniform field \`${structName}.${f.name}\` (i32) is ${showValue(v)}, ${Number.isInteger(v) ? "outside" : "not an integer in"} -2147483648..2147483647`,
         );
       words[i] = v >>> 0;
     }

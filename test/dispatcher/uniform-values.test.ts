@@ -256,3 +256,71 @@ describe("a bool-valued uniform field", async () => {
     ]);
   });
 });
+
+describe("a u32 or i32 field, or a dim axis, given a number that is not an integer", async () => {
+  // An attribute of no fixed kind (its default is a float) reaches integer fields and an axis;
+  // 1.5 is inside their ranges, so the error says it is not an integer, not that it is outside.
+  const ints = {
+    ...spec,
+    attributes: { k: { default: 1.0 }, axis: { default: 0.0 } },
+    attributeConstraints: {},
+    derive: { n: "dim(shapes.xT, attrs.axis)" },
+    bindings: {
+      ...spec.bindings,
+      params: {
+        struct: [
+          { name: "n", type: "u32", value: "n" },
+          { name: "u", type: "u32", value: "attrs.k" },
+          { name: "i", type: "i32", value: "0 - attrs.k" },
+        ],
+      },
+    },
+  };
+  const root = writeProject("uniform-ints", {
+    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+    "specs/Flags.json": JSON.stringify(ints, null, 2),
+    "templates/flags.wgsl.jinja": [
+      "{{ env.wgsl.resourceDeclarations }}",
+      "",
+      "@compute @workgroup_size(1)",
+      "fn main() {",
+      "  y[0] = x[0] + f32(params.n + params.u) + f32(params.i);",
+      "}",
+      "",
+    ].join("\n"),
+  });
+  const result = await compile(loadConfig(root));
+  const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === "Flags")!.model;
+  const plan = ((await importDispatcher(result.files.get("core/dispatcher.ts")!)).planners as Record<string, (c: unknown) => unknown>)
+    .Flags!;
+  const both = (call: unknown): Outcome => {
+    const generated = outcome(() => plan(call));
+    expect(generated).toEqual(outcome(() => interpretPlan(model, call)));
+    return generated;
+  };
+
+  it("builds without errors", () => {
+    expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+  });
+
+  it("plans integral values, negative ones as i32 two's complement", () => {
+    const o = both({ inputs: { xT: x }, attrs: { k: 3 } });
+    if (!("plan" in o)) throw new Error(`no plan: ${JSON.stringify(o)}`);
+    expect((o.plan as { passes: { resources: number[][] }[] }).passes[0]!.resources[2]).toEqual([4, 3, 2 ** 32 - 3, 0]);
+  });
+
+  it("says a u32 or i32 field's value is not an integer", () => {
+    expect(both({ inputs: { xT: x }, attrs: { k: 1.5 } })).toEqual({
+      error: { kind: "eval", message: `${prefix}uniform field \`params.u\` (u32) is 1.5, not an integer in 0..4294967295` },
+    });
+    expect(both({ inputs: { xT: x }, attrs: { k: -1 } })).toEqual({
+      error: { kind: "eval", message: `${prefix}uniform field \`params.u\` (u32) is -1, outside 0..4294967295` },
+    });
+  });
+
+  it("says a dim axis is not an integer, not that it is out of range", () => {
+    const o = both({ inputs: { xT: x }, attrs: { axis: 0.5 } });
+    expect(o).toMatchObject({ error: { kind: "eval" } });
+    expect((o as { error: { message: string } }).error.message).toContain("dim(shapes.xT, 0.5): the axis is not an integer");
+  });
+});

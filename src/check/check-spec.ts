@@ -379,6 +379,39 @@ class SpecChecker {
     }
   }
 
+  /**
+   * A shape expression whose length is fixed by its form (a list literal, `shapes.X` of a tensor
+   * with a declared rank, a conditional of such) must have the declared rank: any other would fail
+   * every call.
+   */
+  private expectRank(c: CExpr, rank: number | undefined, what: string): void {
+    if (rank === undefined || c.texpr.type.k === "error") return;
+    const tensors = [...this.spec.inputs, ...this.spec.outputs];
+    const rankOf = (e: TExpr): number | undefined => {
+      if (e.k === "list") return e.items.length;
+      if (e.k === "const") return Array.isArray(e.value) ? e.value.length : undefined;
+      if (e.k === "leaf" && e.leaf.ns === "shapes") {
+        const name = e.leaf.name;
+        return tensors.find((t) => t.name === name)?.rank;
+      }
+      if (e.k === "cond") {
+        const a = rankOf(e.then);
+        return a !== undefined && a === rankOf(e.otherwise) ? a : undefined;
+      }
+      return undefined;
+    };
+    const has = rankOf(c.texpr);
+    if (has === undefined || has === rank) return;
+    this.diags.push(
+      makeDiagnostic(
+        "type_mismatch",
+        `the shape of ${what} has ${has} dimension${has === 1 ? "" : "s"}, but the output declares rank ${rank}: every call would fail to plan`,
+        exprLocation(this.file, c.source, c.texpr.span),
+        { hint: `give a shape of ${rank} dimension${rank === 1 ? "" : "s"}, or change \`rank\`` },
+      ),
+    );
+  }
+
   private expectType(c: CExpr, want: "bool" | "int" | "shape" | "number", what: string, hint?: string): void {
     const t = c.texpr.type;
     if (t.k === "error") return;
@@ -837,6 +870,7 @@ class SpecChecker {
       if (!o.shape) continue;
       const c = this.checkIn(o.shape, top);
       this.expectType(c, "shape", `the shape of output \`${o.name}\``);
+      this.expectRank(c, o.rank, `output \`${o.name}\``);
       outputShapes.set(o.name, c);
     }
     // Type constraints name ONNX types kernelc knows.

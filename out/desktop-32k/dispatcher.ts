@@ -11,267 +11,268 @@ const $q4 = ", got ";
 const $q5 = "shape";
 const $q6 = "dtype";
 const $q7 = " has shape ";
-const $q8 = " has dtype ";
-const $q9 = " \u0060";
-const $q10 = "\u0060";
-const $q11 = " = ";
-const $q12 = ": attribute \u0060";
-const $q13 = " / 0)";
-const $q14 = "modulo by zero (";
-const $q15 = " % 0)";
-const $q16 = "): ";
-const $q17 = "axis out of range for rank ";
-const $q18 = "the axis is not an integer";
-const $q19 = ": tensor \u0060";
-const $q20 = "\u0060 is absent in this call";
-const $q21 = "in \u0060";
-const $q22 = "error: ";
-const $q23 = "eval";
-const $q24 = " failed: ";
-const $q25 = "dim(shapes.";
-const $q26 = " bytes, more than ";
-const $q27 = "missing_shader";
-const $q28 = ": uniform field \u0060";
-const $q29 = "uniform";
-const $q30 = "input";
-const $q31 = "output";
-const $q32 = "scratch";
-const $q33 = "main";
-const $q34 = "PagedAttention";
-const $q35 = "attrs.kv_num_heads";
-const $q36 = "attrs.num_heads";
-const $q37 = "dim(shapes.keyCacheT, 1)";
-const $q38 = "dim(shapes.keyCacheT, 3)";
-const $q39 = "present.keyT";
-const $q40 = "present.slotMappingT";
-const $q41 = ": no shader was built for pass `scatter` with ";
-const $q42 = "fc2ba31f0cee9f6e";
-const $q43 = "a6386222447f9a17";
-const $q44 = "b0b746493fb72fa1";
-const $q45 = "054a49048bc5dd88";
-const $q46 = "764cc22b0514b3cf";
-const $q47 = ": no shader was built for pass `split_attention` with ";
-const $q48 = ": no shader was built for pass `merge` with ";
-const $q49 = "maxStorageBufferBindingSize";
-const $q50 = "key";
-const $q51 = "keyT";
-const $q52 = "value";
-const $q53 = "valueT";
-const $q54 = "key_cache";
-const $q55 = "keyCacheT";
-const $q56 = "value_cache";
-const $q57 = "valueCacheT";
-const $q58 = "cumulative_sequence_length";
-const $q59 = "cumulativeSequenceLengthT";
-const $q60 = "past_seqlens";
-const $q61 = "pastSeqlensT";
-const $q62 = "block_table";
-const $q63 = "blockTableT";
-const $q64 = "params";
-const $q65 = "uniform field `params.batchSize`";
-const $q66 = "uniform field `params.scatterCount`";
-const $q67 = "dispatch x";
-const $q68 = "dispatch y";
-const $q69 = ": pass `scatter`";
-const $q70 = "query";
-const $q71 = "queryT";
-const $q72 = "partial_out";
-const $q73 = "partialOut";
-const $q74 = "partial_stats";
-const $q75 = "partialStats";
-const $q76 = "uniform field `params.scale`";
-const $q77 = "dispatch z";
-const $q78 = ": pass `split_attention`";
-const $q79 = "outputT";
-const $q80 = ": pass `merge`";
-const $q81 = "the shape of intermediate `partialOut`";
-const $q82 = "the shape of intermediate `partialStats`";
-const $q83 = "slot_mapping";
-const $q84 = "slotMappingT";
-const $q85 = "526634345db778fe";
-const $q86 = "c4c2543c2cc485dc";
-const $q87 = "6e8201cb3cbc9886";
-const $q88 = "cf18383fadd31101";
-const $q89 = "237e33874ebde858";
-const $q90 = ": no shader was built for pass `main` with ";
-const $q91 = ": pass `main`";
-const $q92 = "headLayoutOk";
-const $q93 = "batchSize";
-const $q94 = "qHidden";
-const $q95 = "ranks.slotMappingT";
-const $q96 = "slotShapeOk";
-const $q97 = "shapes.valueCacheT";
-const $q98 = "shapes.keyCacheT";
-const $q99 = "headSize";
-const $q100 = "\"float16\"";
-const $q101 = "tensorDtypes.queryT";
-const $q102 = "attrs.num_heads % attrs.kv_num_heads";
-const $q103 = "maxBlocks";
-const $q104 = "dim(shapes.outputT, 0)";
-const $q105 = "tokenCount";
-const $q106 = "dim(shapes.outputT, 1)";
-const $q107 = "`true` is false";
-const $q108 = "`present.slotMappingT` is false";
-const $q109 = "cacheShapeOk";
-const $q110 = "ioShapeOk";
-const $q111 = "pagedContractOk";
-const $q112 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q113 = "65535";
-const $q114 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q115 = "1024";
-const $q116 = "dispatchFits";
-const $q117 = "numSplits";
-const $q118 = "headVec";
-const $q119 = "pagedSplitScratchBytes";
-const $q120 = "pagedSplitStatsBytes";
-const $q121 = "pagedSplitWg";
-const $q122 = "pagedSplitFits";
-const $q123 = "cacheVec4Ok";
-const $q124 = "device.limits.maxStorageBufferBindingSize";
-const $q125 = "1073741824";
-const $q126 = "device.limits.maxBufferSize";
-const $q127 = "device.limits.maxComputeWorkgroupSizeX";
-const $q128 = "pagedMergeWg";
-const $q129 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q130 = "32768";
-const $q131 = "qPerKv";
-const $q132 = "pagedSplitStorageBytes";
-const $q133 = "pagedSplitStorageFits";
-const $q134 = "kvHidden";
-const $q135 = "ranks.keyT";
-const $q136 = "ranks.valueT";
-const $q137 = "tensorDtypes.keyT";
-const $q138 = "float16";
-const $q139 = "tensorDtypes.valueT";
-const $q140 = "separateKv";
-const $q141 = "`present.keyT` is false";
-const $q142 = "`present.valueT` is false";
-const $q143 = "dim(shapes.keyT, 0)";
-const $q144 = "dim(shapes.keyT, 1)";
-const $q145 = "dim(shapes.queryT, 1)";
-const $q146 = "params.batchSize";
-const $q147 = "params.scatterCount";
-const $q148 = "scatter";
-const $q149 = "PagedAttention.ScatterKV";
-const $q150 = "scale";
-const $q151 = "params.scale";
-const $q152 = "merge";
-const $q153 = "intermediate `partialOut`";
-const $q154 = "intermediate `partialStats`";
-const $q155 = "packedStride";
-const $q156 = "present.valueT";
-const $q157 = "packedKv";
-const $q158 = "pagedAttnWg";
-const $q159 = "pagedAttnStorageBytes";
-const $q160 = "pagedAttnStorageFits";
-const $q161 = "outputStoreOk";
-const $q162 = "the shape of output `outputT`";
-const $q163 = "contract";
-const $q164 = "no_variant";
-const $q165 = ": unknown input `";
-const $q166 = ": unknown output `";
-const $q167 = "is_causal";
-const $q168 = "kv_num_heads";
-const $q169 = "num_heads";
-const $q170 = ": unknown attribute `";
-const $q171 = ": T = ";
-const $q172 = " is not allowed; allowed: float16";
-const $q173 = "int32";
-const $q174 = " is not allowed; allowed: int32";
-const $q175 = ": attribute `kv_num_heads` is required";
-const $q176 = ": attribute `num_heads` is required";
-const $q177 = ": nothing was built for ";
-const $q178 = " on profile desktop-32k";
-const $q179 = "SparseAttention";
-const $q180 = ": pass `append`";
-const $q181 = "attrs.do_rotary";
-const $q182 = "attrs.rotary_interleaved";
-const $q183 = "dim(shapes.cosCacheT, 1)";
-const $q184 = "dim(shapes.pastKeyT, 3)";
-const $q185 = "present.cosCacheT";
-const $q186 = ": pass `rotate_q`";
-const $q187 = "attrs.sparse_block_size";
-const $q188 = "7612c61478d6ec5d";
-const $q189 = ": no shader was built for pass `split_attend` with ";
-const $q190 = "present_key";
-const $q191 = "pastKeyT";
-const $q192 = "present_value";
-const $q193 = "pastValueT";
-const $q194 = "total_sequence_length";
-const $q195 = "totalSequenceLengthT";
-const $q196 = "key_total_sequence_lengths";
-const $q197 = "keyTotalSequenceLengthsT";
-const $q198 = "cos_cache";
-const $q199 = "cosCacheT";
-const $q200 = "sin_cache";
-const $q201 = "sinCacheT";
-const $q202 = "rotatedQuery";
-const $q203 = "block_row_indices";
-const $q204 = "blockRowIndicesT";
-const $q205 = "block_col_indices";
-const $q206 = "blockColIndicesT";
-const $q207 = "partial";
-const $q208 = "uniform field `params.rowStride`";
-const $q209 = ": pass `split_attend`";
-const $q210 = "the shape of intermediate `rotatedQuery`";
-const $q211 = "the shape of intermediate `partial`";
-const $q212 = "ba9e4aec742c0296";
-const $q213 = ": no shader was built for pass `attend` with ";
-const $q214 = ": pass `attend`";
-const $q215 = "layoutShapeOk";
-const $q216 = "rotaryHalf";
-const $q217 = "rotaryDim";
-const $q218 = "ranks.cosCacheT";
-const $q219 = "ranks.sinCacheT";
-const $q220 = "shapes.sinCacheT";
-const $q221 = "shapes.cosCacheT";
-const $q222 = "tensorDtypes.cosCacheT";
-const $q223 = "tensorDtypes.sinCacheT";
-const $q224 = "rotaryOk";
-const $q225 = "indexFits";
-const $q226 = "numLayout";
-const $q227 = "usesRotary";
-const $q228 = "seqLen";
-const $q229 = "shapes.pastValueT";
-const $q230 = "shapes.pastKeyT";
-const $q231 = "maxNnz";
-const $q232 = "sparseContractOk";
-const $q233 = "attnWorkgroupSize";
-const $q234 = "bindingsFit";
-const $q235 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q236 = "dim(shapes.queryT, 2)";
-const $q237 = "attnStorageBytes";
-const $q238 = "attnStorageFits";
-const $q239 = "sparsePartialBytes";
-const $q240 = "sparseSplitFits";
-const $q241 = "sparseMergeWg";
-const $q242 = "params.seqLen";
-const $q243 = "append";
-const $q244 = "SparseAttention.AppendKV";
-const $q245 = "params.numLayout";
-const $q246 = "params.rowStride";
-const $q247 = "params.colStride";
-const $q248 = "params.maxCacheSeq";
-const $q249 = "split_attend";
-const $q250 = "SparseAttention.AttendSplitK";
-const $q251 = "53e66795f9f06e1d";
-const $q252 = ": no shader was built for pass `append` with ";
-const $q253 = "e2e85934a2ff68b0";
-const $q254 = ": no shader was built for pass `rotate_q` with ";
-const $q255 = "intermediate `rotatedQuery`";
-const $q256 = "intermediate `partial`";
-const $q257 = "5a474934870ba7e5";
-const $q258 = "shapes.keyT";
-const $q259 = "shapes.valueT";
-const $q260 = "f0b09462c4c98544";
-const $q261 = "6a660dd43e311763";
-const $q262 = "a4768a1ecce226ae";
-const $q263 = "attend";
-const $q264 = "SparseAttention.Attend";
-const $q265 = "do_rotary";
-const $q266 = "rotary_interleaved";
-const $q267 = "sparse_block_size";
-const $q268 = "; allowed values: 0, 1";
+const $q8 = "; dimensions must be non-negative integers";
+const $q9 = " has dtype ";
+const $q10 = " \u0060";
+const $q11 = "\u0060";
+const $q12 = " = ";
+const $q13 = ": attribute \u0060";
+const $q14 = " / 0)";
+const $q15 = "modulo by zero (";
+const $q16 = " % 0)";
+const $q17 = "): ";
+const $q18 = "axis out of range for rank ";
+const $q19 = "the axis is not an integer";
+const $q20 = ": tensor \u0060";
+const $q21 = "\u0060 is absent in this call";
+const $q22 = "in \u0060";
+const $q23 = "error: ";
+const $q24 = "eval";
+const $q25 = " failed: ";
+const $q26 = "dim(shapes.";
+const $q27 = " bytes, more than ";
+const $q28 = "missing_shader";
+const $q29 = ": uniform field \u0060";
+const $q30 = "uniform";
+const $q31 = "input";
+const $q32 = "output";
+const $q33 = "scratch";
+const $q34 = "main";
+const $q35 = "PagedAttention";
+const $q36 = "attrs.kv_num_heads";
+const $q37 = "attrs.num_heads";
+const $q38 = "dim(shapes.keyCacheT, 1)";
+const $q39 = "dim(shapes.keyCacheT, 3)";
+const $q40 = "present.keyT";
+const $q41 = "present.slotMappingT";
+const $q42 = ": no shader was built for pass `scatter` with ";
+const $q43 = "fc2ba31f0cee9f6e";
+const $q44 = "a6386222447f9a17";
+const $q45 = "b0b746493fb72fa1";
+const $q46 = "054a49048bc5dd88";
+const $q47 = "764cc22b0514b3cf";
+const $q48 = ": no shader was built for pass `split_attention` with ";
+const $q49 = ": no shader was built for pass `merge` with ";
+const $q50 = "maxStorageBufferBindingSize";
+const $q51 = "key";
+const $q52 = "keyT";
+const $q53 = "value";
+const $q54 = "valueT";
+const $q55 = "key_cache";
+const $q56 = "keyCacheT";
+const $q57 = "value_cache";
+const $q58 = "valueCacheT";
+const $q59 = "cumulative_sequence_length";
+const $q60 = "cumulativeSequenceLengthT";
+const $q61 = "past_seqlens";
+const $q62 = "pastSeqlensT";
+const $q63 = "block_table";
+const $q64 = "blockTableT";
+const $q65 = "params";
+const $q66 = "uniform field `params.batchSize`";
+const $q67 = "uniform field `params.scatterCount`";
+const $q68 = "dispatch x";
+const $q69 = "dispatch y";
+const $q70 = ": pass `scatter`";
+const $q71 = "query";
+const $q72 = "queryT";
+const $q73 = "partial_out";
+const $q74 = "partialOut";
+const $q75 = "partial_stats";
+const $q76 = "partialStats";
+const $q77 = "uniform field `params.scale`";
+const $q78 = "dispatch z";
+const $q79 = ": pass `split_attention`";
+const $q80 = "outputT";
+const $q81 = ": pass `merge`";
+const $q82 = "the shape of intermediate `partialOut`";
+const $q83 = "the shape of intermediate `partialStats`";
+const $q84 = "slot_mapping";
+const $q85 = "slotMappingT";
+const $q86 = "526634345db778fe";
+const $q87 = "c4c2543c2cc485dc";
+const $q88 = "6e8201cb3cbc9886";
+const $q89 = "cf18383fadd31101";
+const $q90 = "237e33874ebde858";
+const $q91 = ": no shader was built for pass `main` with ";
+const $q92 = ": pass `main`";
+const $q93 = "headLayoutOk";
+const $q94 = "batchSize";
+const $q95 = "qHidden";
+const $q96 = "ranks.slotMappingT";
+const $q97 = "slotShapeOk";
+const $q98 = "shapes.valueCacheT";
+const $q99 = "shapes.keyCacheT";
+const $q100 = "headSize";
+const $q101 = "\"float16\"";
+const $q102 = "tensorDtypes.queryT";
+const $q103 = "attrs.num_heads % attrs.kv_num_heads";
+const $q104 = "maxBlocks";
+const $q105 = "dim(shapes.outputT, 0)";
+const $q106 = "tokenCount";
+const $q107 = "dim(shapes.outputT, 1)";
+const $q108 = "`true` is false";
+const $q109 = "`present.slotMappingT` is false";
+const $q110 = "cacheShapeOk";
+const $q111 = "ioShapeOk";
+const $q112 = "pagedContractOk";
+const $q113 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q114 = "65535";
+const $q115 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q116 = "1024";
+const $q117 = "dispatchFits";
+const $q118 = "numSplits";
+const $q119 = "headVec";
+const $q120 = "pagedSplitScratchBytes";
+const $q121 = "pagedSplitStatsBytes";
+const $q122 = "pagedSplitWg";
+const $q123 = "pagedSplitFits";
+const $q124 = "cacheVec4Ok";
+const $q125 = "device.limits.maxStorageBufferBindingSize";
+const $q126 = "1073741824";
+const $q127 = "device.limits.maxBufferSize";
+const $q128 = "device.limits.maxComputeWorkgroupSizeX";
+const $q129 = "pagedMergeWg";
+const $q130 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q131 = "32768";
+const $q132 = "qPerKv";
+const $q133 = "pagedSplitStorageBytes";
+const $q134 = "pagedSplitStorageFits";
+const $q135 = "kvHidden";
+const $q136 = "ranks.keyT";
+const $q137 = "ranks.valueT";
+const $q138 = "tensorDtypes.keyT";
+const $q139 = "float16";
+const $q140 = "tensorDtypes.valueT";
+const $q141 = "separateKv";
+const $q142 = "`present.keyT` is false";
+const $q143 = "`present.valueT` is false";
+const $q144 = "dim(shapes.keyT, 0)";
+const $q145 = "dim(shapes.keyT, 1)";
+const $q146 = "dim(shapes.queryT, 1)";
+const $q147 = "params.batchSize";
+const $q148 = "params.scatterCount";
+const $q149 = "scatter";
+const $q150 = "PagedAttention.ScatterKV";
+const $q151 = "scale";
+const $q152 = "params.scale";
+const $q153 = "merge";
+const $q154 = "intermediate `partialOut`";
+const $q155 = "intermediate `partialStats`";
+const $q156 = "packedStride";
+const $q157 = "present.valueT";
+const $q158 = "packedKv";
+const $q159 = "pagedAttnWg";
+const $q160 = "pagedAttnStorageBytes";
+const $q161 = "pagedAttnStorageFits";
+const $q162 = "outputStoreOk";
+const $q163 = "the shape of output `outputT`";
+const $q164 = "contract";
+const $q165 = "no_variant";
+const $q166 = ": unknown input `";
+const $q167 = ": unknown output `";
+const $q168 = "is_causal";
+const $q169 = "kv_num_heads";
+const $q170 = "num_heads";
+const $q171 = ": unknown attribute `";
+const $q172 = ": T = ";
+const $q173 = " is not allowed; allowed: float16";
+const $q174 = "int32";
+const $q175 = " is not allowed; allowed: int32";
+const $q176 = ": attribute `kv_num_heads` is required";
+const $q177 = ": attribute `num_heads` is required";
+const $q178 = ": nothing was built for ";
+const $q179 = " on profile desktop-32k";
+const $q180 = "SparseAttention";
+const $q181 = ": pass `append`";
+const $q182 = "attrs.do_rotary";
+const $q183 = "attrs.rotary_interleaved";
+const $q184 = "dim(shapes.cosCacheT, 1)";
+const $q185 = "dim(shapes.pastKeyT, 3)";
+const $q186 = "present.cosCacheT";
+const $q187 = ": pass `rotate_q`";
+const $q188 = "attrs.sparse_block_size";
+const $q189 = "7612c61478d6ec5d";
+const $q190 = ": no shader was built for pass `split_attend` with ";
+const $q191 = "present_key";
+const $q192 = "pastKeyT";
+const $q193 = "present_value";
+const $q194 = "pastValueT";
+const $q195 = "total_sequence_length";
+const $q196 = "totalSequenceLengthT";
+const $q197 = "key_total_sequence_lengths";
+const $q198 = "keyTotalSequenceLengthsT";
+const $q199 = "cos_cache";
+const $q200 = "cosCacheT";
+const $q201 = "sin_cache";
+const $q202 = "sinCacheT";
+const $q203 = "rotatedQuery";
+const $q204 = "block_row_indices";
+const $q205 = "blockRowIndicesT";
+const $q206 = "block_col_indices";
+const $q207 = "blockColIndicesT";
+const $q208 = "partial";
+const $q209 = "uniform field `params.rowStride`";
+const $q210 = ": pass `split_attend`";
+const $q211 = "the shape of intermediate `rotatedQuery`";
+const $q212 = "the shape of intermediate `partial`";
+const $q213 = "ba9e4aec742c0296";
+const $q214 = ": no shader was built for pass `attend` with ";
+const $q215 = ": pass `attend`";
+const $q216 = "layoutShapeOk";
+const $q217 = "rotaryHalf";
+const $q218 = "rotaryDim";
+const $q219 = "ranks.cosCacheT";
+const $q220 = "ranks.sinCacheT";
+const $q221 = "shapes.sinCacheT";
+const $q222 = "shapes.cosCacheT";
+const $q223 = "tensorDtypes.cosCacheT";
+const $q224 = "tensorDtypes.sinCacheT";
+const $q225 = "rotaryOk";
+const $q226 = "indexFits";
+const $q227 = "numLayout";
+const $q228 = "usesRotary";
+const $q229 = "seqLen";
+const $q230 = "shapes.pastValueT";
+const $q231 = "shapes.pastKeyT";
+const $q232 = "maxNnz";
+const $q233 = "sparseContractOk";
+const $q234 = "attnWorkgroupSize";
+const $q235 = "bindingsFit";
+const $q236 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q237 = "dim(shapes.queryT, 2)";
+const $q238 = "attnStorageBytes";
+const $q239 = "attnStorageFits";
+const $q240 = "sparsePartialBytes";
+const $q241 = "sparseSplitFits";
+const $q242 = "sparseMergeWg";
+const $q243 = "params.seqLen";
+const $q244 = "append";
+const $q245 = "SparseAttention.AppendKV";
+const $q246 = "params.numLayout";
+const $q247 = "params.rowStride";
+const $q248 = "params.colStride";
+const $q249 = "params.maxCacheSeq";
+const $q250 = "split_attend";
+const $q251 = "SparseAttention.AttendSplitK";
+const $q252 = "53e66795f9f06e1d";
+const $q253 = ": no shader was built for pass `append` with ";
+const $q254 = "e2e85934a2ff68b0";
+const $q255 = ": no shader was built for pass `rotate_q` with ";
+const $q256 = "intermediate `rotatedQuery`";
+const $q257 = "intermediate `partial`";
+const $q258 = "5a474934870ba7e5";
+const $q259 = "shapes.keyT";
+const $q260 = "shapes.valueT";
+const $q261 = "f0b09462c4c98544";
+const $q262 = "6a660dd43e311763";
+const $q263 = "a4768a1ecce226ae";
+const $q264 = "attend";
+const $q265 = "SparseAttention.Attend";
+const $q266 = "do_rotary";
+const $q267 = "rotary_interleaved";
+const $q268 = "sparse_block_size";
+const $q269 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -422,21 +423,21 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorSnap |
     else ok = false;
     shape[i] = d as number;
   }
-  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + $q8);
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q9 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype, n: p };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail($q0, kernel + ": " + what + $q9 + id + $q10 + detail);
+  return $fail($q0, kernel + ": " + what + $q10 + id + $q11 + detail);
 }
 /** Fails for a required tensor the call does not give. */
 function $missing(kernel: string, what: string, id: string): never {
-  return $fail($q0, kernel + ": required " + what + $q9 + id + "\u0060 is missing");
+  return $fail($q0, kernel + ": required " + what + $q10 + id + "\u0060 is missing");
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q8 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q11 + prev);
+  return $badTensor(kernel, what, id, $q9 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q12 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
@@ -457,13 +458,13 @@ function $num(v: unknown, int: boolean, kernel: string, name: string): void {
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q12 + name + "\u0060 must be " + want + $q4 + $show(v));
+  return $fail($q0, kernel + $q13 + name + "\u0060 must be " + want + $q4 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q12 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q13 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -496,21 +497,21 @@ function $mulN(a: number, b: number): number {
   return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q13);
+  if (b === 0) $err("integer division by zero (" + a + $q14);
   return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q14 + a + $q15);
+  if (b === 0) $err($q15 + a + $q16);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q14 + a + $q15);
+  if (b === 0) $err($q15 + a + $q16);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q13);
+  if (b === 0) $err("division by zero (" + a + $q14);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -521,7 +522,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + ($isInt(axis) ? $q17 + rank : $q18));
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q17 + ($isInt(axis) ? $q18 + rank : $q19));
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -541,7 +542,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q19 + id + $q20);
+  if (t === null) $err(what + $q20 + id + $q21);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -549,7 +550,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q21)) return new EvalFailure($q21 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q22)) return new EvalFailure($q22 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -586,7 +587,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q22 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q23 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -599,25 +600,25 @@ function $sv(f: () => unknown): string {
  * text is the gaps with the operands' texts between them, or the one gap alone.
  */
 function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
-  let s = $where(path) + $q10 + gaps[0]!;
+  let s = $where(path) + $q11 + gaps[0]!;
   for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
   s += "\u0060 is false (";
   for (let i = 0; i < parts.length; i += 2) {
     const v = parts[i + 1]!;
-    s += (i ? ", " : "") + (parts[i] as string) + $q11 + (typeof v === "function" ? $sv(v) : v);
+    s += (i ? ", " : "") + (parts[i] as string) + $q12 + (typeof v === "function" ? $sv(v) : v);
   }
   return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + $q10 + p + $q10;
+  for (const p of path) s += (s ? " > " : "in ") + $q11 + p + $q11;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q23, prefix + ": " + what + $q24 + e.message);
+  if (e instanceof EvalFailure) $fail($q24, prefix + ": " + what + $q25 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -625,7 +626,7 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return $q10 + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q11 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 /** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
@@ -638,10 +639,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q25 + id + ", " + ax + "): tensor \u0060" + id + $q20);
+  if (t === null) $err($q26 + id + ", " + ax + "): tensor \u0060" + id + $q21);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q25 + id + ", " + ax + $q16 + ($isInt(ax) ? $q17 + rank : $q18));
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q26 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -652,9 +653,14 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
+/** A dimension of an intermediate's shape, or an eval error when it is not a non-negative integer. */
+function $sdim(d: unknown, prefix: string, id: string): number {
+  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q24, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
+  return d as number;
+}
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q23, prefix + ": " + what + " needs " + size + $q26 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q24, prefix + ": " + what + " needs " + size + $q27 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -663,7 +669,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q23, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q24, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -674,20 +680,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q27, head + s + tail);
+  return $fail($q28, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q27, head + s + tail);
+  return $fail($q28, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q23, prefix + $q28 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q24, prefix + $q29 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -698,19 +704,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q23, prefix + $q28 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q24, prefix + $q29 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q23, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q24, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q29] as const;
-const BK = [$q30, $q31, $q32, $q29] as const;
+const BT = ["storage", "read-only-storage", $q30] as const;
+const BK = [$q31, $q32, $q33, $q30] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -722,14 +728,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q32 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q33 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q33, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q34, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -739,14 +745,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q23, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q24, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q23, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q24 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q24, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q25 + e.message);
   throw e;
 }
 /**
@@ -754,7 +760,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q23, prefix + ": " + whats[st - 1] + $q24 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q24, prefix + ": " + whats[st - 1] + $q25 + e.message);
   throw e;
 }
 /**
@@ -764,7 +770,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q23, lim[2] + $q19 + id + "\u0060 needs " + size + $q26 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q24, lim[2] + $q20 + id + "\u0060 needs " + size + $q27 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -797,7 +803,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q34;
+const K0 = $q35;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -810,82 +816,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q35, $q36, $q37, $q38, $q39, $q40];
+const K0A0V11: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
 const K0A0S1 = " on profile desktop-32k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q35, $q36, $q37, $q38, $q39];
+const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q42 : a0 === 8 ? $q43 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q44 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q45 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : null) : null) : null) ?? $noShader(vp + $q47, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q36, $q38];
+const K0A0V13: readonly string[] = [$q37, $q39];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q49, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q34;
-const K0A0V14: readonly [number, string, string] = [1073741824, $q49, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q54, 0, $q55, $q56, 0, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q64, 11, 0]);
-const K0A0V16: readonly string[] = [$q65, $q66, $q67, $q68];
-const K0A0S3 = K0A0S0 + $q69;
-const K0A0V17: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q72, 6, $q73, $q74, 6, $q75, $q64, 11, 0]);
-const K0A0V18: readonly string[] = [$q65, $q76, $q77];
-const K0A0S4 = K0A0S0 + $q78;
-const K0A0V19: readonly BindingPlan[] = $bl([$q72, 7, $q73, $q74, 7, $q75, $q31, 3, $q79]);
-const K0A0S5 = K0A0S0 + $q80;
-const K0A0V20: readonly string[] = [K0A0S0, $q81, K0A0S0, $q82];
+const K0A0S2 = $q35;
+const K0A0V14: readonly [number, string, string] = [1073741824, $q50, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
+const K0A0V16: readonly string[] = [$q66, $q67, $q68, $q69];
+const K0A0S3 = K0A0S0 + $q70;
+const K0A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q73, 6, $q74, $q75, 6, $q76, $q65, 11, 0]);
+const K0A0V18: readonly string[] = [$q66, $q77, $q78];
+const K0A0S4 = K0A0S0 + $q79;
+const K0A0V19: readonly BindingPlan[] = $bl([$q73, 7, $q74, $q75, 7, $q76, $q32, 3, $q80]);
+const K0A0S5 = K0A0S0 + $q81;
+const K0A0V20: readonly string[] = [K0A0S0, $q82, K0A0S0, $q83];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q54, 0, $q55, $q56, 0, $q57, $q83, 1, $q84, $q64, 11, 0]);
-const K0A0V22: readonly string[] = [$q66, $q67, $q68];
-const K0A0S7 = K0A0S6 + $q69;
-const K0A0S8 = K0A0S6 + $q78;
-const K0A0S9 = K0A0S6 + $q80;
-const K0A0V23: readonly string[] = [K0A0S6, $q81, K0A0S6, $q82];
+const K0A0V21: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
+const K0A0V22: readonly string[] = [$q67, $q68, $q69];
+const K0A0S7 = K0A0S6 + $q70;
+const K0A0S8 = K0A0S6 + $q79;
+const K0A0S9 = K0A0S6 + $q81;
+const K0A0V23: readonly string[] = [K0A0S6, $q82, K0A0S6, $q83];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q42 : a0 === 8 ? $q43 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q44 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q45 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : null) : null) : null) ?? $noShader(vp + $q47, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 0, $q55, $q56, 0, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q64, 11, 0]);
-const K0A0S11 = K0A0S10 + $q69;
-const K0A0S12 = K0A0S10 + $q78;
-const K0A0S13 = K0A0S10 + $q80;
-const K0A0V25: readonly string[] = [K0A0S10, $q81, K0A0S10, $q82];
+const K0A0V24: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
+const K0A0S11 = K0A0S10 + $q70;
+const K0A0S12 = K0A0S10 + $q79;
+const K0A0S13 = K0A0S10 + $q81;
+const K0A0V25: readonly string[] = [K0A0S10, $q82, K0A0S10, $q83];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 0, $q55, $q56, 0, $q57, $q83, 1, $q84, $q64, 11, 0]);
-const K0A0S15 = K0A0S14 + $q69;
-const K0A0S16 = K0A0S14 + $q78;
-const K0A0S17 = K0A0S14 + $q80;
-const K0A0V27: readonly string[] = [K0A0S14, $q81, K0A0S14, $q82];
+const K0A0V26: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
+const K0A0S15 = K0A0S14 + $q70;
+const K0A0S16 = K0A0S14 + $q79;
+const K0A0S17 = K0A0S14 + $q81;
+const K0A0V27: readonly string[] = [K0A0S14, $q82, K0A0S14, $q83];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q85 : a0 === 8 ? $q86 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q87 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q88 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : null) : null) : null) ?? $noShader(vp + $q90, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q69;
-const K0A0V29: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 1, $q63, $q31, 3, $q79, $q64, 11, 0]);
-const K0A0V30: readonly string[] = [$q65, $q76];
-const K0A0S20 = K0A0S18 + $q91;
+const K0A0S19 = K0A0S18 + $q70;
+const K0A0V29: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q32, 3, $q80, $q65, 11, 0]);
+const K0A0V30: readonly string[] = [$q66, $q77];
+const K0A0S20 = K0A0S18 + $q92;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q69;
-const K0A0S23 = K0A0S21 + $q91;
+const K0A0S22 = K0A0S21 + $q70;
+const K0A0S23 = K0A0S21 + $q92;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q85 : a0 === 8 ? $q86 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q87 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q88 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : null) : null) : null) ?? $noShader(vp + $q90, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q69;
-const K0A0S26 = K0A0S24 + $q91;
+const K0A0S25 = K0A0S24 + $q70;
+const K0A0S26 = K0A0S24 + $q92;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q69;
-const K0A0S29 = K0A0S27 + $q91;
+const K0A0S28 = K0A0S27 + $q70;
+const K0A0S29 = K0A0S27 + $q92;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -954,7 +960,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -962,7 +968,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -974,7 +980,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -984,9 +990,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q84) === o.s0[0]) && ($need(o.t8, $q95, $q84).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q85) === o.s0[0]) && ($need(o.t8, $q96, $q85).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q96);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -995,27 +1001,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q97, () => o.s4, $q98, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q35, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q99, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q100, $q101, $q100])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q98, () => o.s4, $q99, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q101, $q102, $q101])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => $why(path, K0A0V3, [$q102, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q93, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q93, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q103, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q94, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q94, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q104, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q104, () => o.t9!.shape[0], $q105, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q106, () => o.t9!.shape[1], $q94, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q101, $q100])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t9!.shape[0], $q106, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q107, () => o.t9!.shape[1], $q95, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q84) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q84), $q105, () => o.s0[0]]), () => $why(path, K0A0V6, [$q95, () => $need(o.t8, $q95, $q84).shape.length])]) : c === false ? $where(path) + $q107 : $where(path) + $q108)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q85) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q85), $q106, () => o.s0[0]]), () => $why(path, K0A0V6, [$q96, () => $need(o.t8, $q96, $q85).shape.length])]) : c === false ? $where(path) + $q108 : $where(path) + $q109)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q109]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q92]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q110]), () => K0A0_x5(o, [...path, $q96])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q110]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q93]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q111]), () => K0A0_x5(o, [...path, $q97])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1027,7 +1033,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q111, () => K0A0_x0(o, [...[], $q111]));
+  return $condWhy(() => K0A0_d7(o), $q112, () => K0A0_x0(o, [...[], $q112]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1035,7 +1041,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q105, () => o.s0[0], $q112, $q113]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a2, $q112, $q113]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q114, $q115])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q106, () => o.s0[0], $q113, $q114]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q37, () => o.a2, $q113, $q114]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q115, $q116])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1047,7 +1053,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q116, () => K0A0_x6(o, [...[], $q116]));
+  return $condWhy(() => K0A0_d8(o), $q117, () => K0A0_x6(o, [...[], $q117]));
 }
 /** derive "pagedBaseWorkgroups": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1078,7 +1084,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m11 ?? K0A0_d11(o)) as number), ($ceilDiv((((((o.m9 ?? K0A0_d9(o)) as number) <= (64 as number)) ? 1024 : 3072) as number), ($max((1 as number), ((o.m9 ?? K0A0_d9(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q118);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1091,7 +1097,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q119);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1099,7 +1105,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q119);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1107,7 +1113,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q120);
+    throw $wrap(e, $q121);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1115,7 +1121,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q121);
+    throw $wrap(e, $q122);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1127,7 +1133,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q122);
+    throw $wrap(e, $q123);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1137,7 +1143,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q117, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q123]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q118, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d15(o), $q124, $q125]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d15(o), $q126, $q125]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d16(o), $q124, $q125]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d16(o), $q126, $q125]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q117, () => K0A0_d12(o), $q112, $q113]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d14(o), $q114, $q115]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d14(o), $q127, $q115]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d17(o), $q114, $q115]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d17(o), $q127, $q115]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q128, () => K0A0_d18(o), $q114, $q115]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q128, () => K0A0_d18(o), $q127, $q115]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q129, $q130])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q118, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q124]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q119, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d15(o), $q125, $q126]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d15(o), $q127, $q126]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d16(o), $q125, $q126]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d16(o), $q127, $q126]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d12(o), $q113, $q114]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d14(o), $q115, $q116]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d14(o), $q128, $q116]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q122, () => K0A0_d17(o), $q115, $q116]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q122, () => K0A0_d17(o), $q128, $q116]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q129, () => K0A0_d18(o), $q115, $q116]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q129, () => K0A0_d18(o), $q128, $q116]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q130, $q131])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1149,14 +1155,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q122, () => K0A0_x7(o, [...[], $q122]));
+  return $condWhy(() => K0A0_d19(o), $q123, () => K0A0_x7(o, [...[], $q123]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q131);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1164,7 +1170,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q132);
+    throw $wrap(e, $q133);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1173,7 +1179,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q132, () => K0A0_d21(o), $q129, $q130]);
+  return $why(path, K0A0V7, [$q133, () => K0A0_d21(o), $q130, $q131]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1185,27 +1191,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q133, () => K0A0_x9(o, [...[], $q133]));
+  return $condWhy(() => K0A0_d22(o), $q134, () => K0A0_x9(o, [...[], $q134]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q134);
+    throw $wrap(e, $q135);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q135, $q51).shape.length === 2)) && ($need(o.t2, $q136, $q53).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q53) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q51) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q53) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q137, $q51).dtype === $q138)) && ($need(o.t2, $q139, $q53).dtype === $q138)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q136, $q52).shape.length === 2)) && ($need(o.t2, $q137, $q54).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q54) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q138, $q52).dtype === $q139)) && ($need(o.t2, $q140, $q54).dtype === $q139)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q140);
+    throw $wrap(e, $q141);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q141, () => (o.t2 !== null), () => $where(path) + $q142, () => ($need(o.t1, $q135, $q51).shape.length === 2), () => $why(path, K0A0V9, [$q135, () => $need(o.t1, $q135, $q51).shape.length]), () => ($need(o.t2, $q136, $q53).shape.length === 2), () => $why(path, K0A0V9, [$q136, () => $need(o.t2, $q136, $q53).shape.length]), () => ($dimT(o.t1, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, [$q143, () => $dimT(o.t1, (0 as number), $q51), $q105, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q53) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q53), $q105, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q51) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (1 as number), $q51), $q134, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q53) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q53), $q134, () => K0A0_d23(o)]), () => ($need(o.t1, $q137, $q51).dtype === $q138), () => $why(path, K0A0V1, [$q137, () => $need(o.t1, $q137, $q51).dtype, $q101, $q100]), () => ($need(o.t2, $q139, $q53).dtype === $q138), () => $why(path, K0A0V1, [$q139, () => $need(o.t2, $q139, $q53).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q145, () => o.s0[1], $q94, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q142, () => (o.t2 !== null), () => $where(path) + $q143, () => ($need(o.t1, $q136, $q52).shape.length === 2), () => $why(path, K0A0V9, [$q136, () => $need(o.t1, $q136, $q52).shape.length]), () => ($need(o.t2, $q137, $q54).shape.length === 2), () => $why(path, K0A0V9, [$q137, () => $need(o.t2, $q137, $q54).shape.length]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (0 as number), $q52), $q106, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q54), $q106, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q145, () => $dimT(o.t1, (1 as number), $q52), $q135, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q54) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q54), $q135, () => K0A0_d23(o)]), () => ($need(o.t1, $q138, $q52).dtype === $q139), () => $why(path, K0A0V1, [$q138, () => $need(o.t1, $q138, $q52).dtype, $q102, $q101]), () => ($need(o.t2, $q140, $q54).dtype === $q139), () => $why(path, K0A0V1, [$q140, () => $need(o.t2, $q140, $q54).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q146, () => o.s0[1], $q95, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1217,7 +1223,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q140, () => K0A0_x10(o, [...[], $q140]));
+  return $condWhy(() => K0A0_d24(o), $q141, () => K0A0_x10(o, [...[], $q141]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1225,32 +1231,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q40, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q41, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q50, $q51);
-    const q0 = $buf(o.t1!, $q51, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q52, $q53);
-    const q1 = $buf(o.t2!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q57, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q59, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q61, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q63, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q51, $q52);
+    const q0 = $buf(o.t1!, $q52, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q53, $q54);
+    const q1 = $buf(o.t2!, $q54, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q60, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q62, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q64, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q146), $u32(r1, pp, $q147), 0, 0];
+    const b7 = [$u32(r0, pp, $q147), $u32(r1, pp, $q148), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q148, $q149, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q149, $q150, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1258,17 +1264,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q150) : 0);
-    const b8 = [$u32(r0, pp, $q146), $f32(r1, pp, $q151), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q151) : 0);
+    const b8 = [$u32(r0, pp, $q147), $f32(r1, pp, $q152), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1280,10 +1286,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q79, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q80, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q152, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q153, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1293,11 +1299,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S0, $q153);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q74) * 4), 1073741824, $q50, K0A0S0, $q154);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S0, $q154);
-    return $plan($q34, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q76) * 4), 1073741824, $q50, K0A0S0, $q155);
+    return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1314,29 +1320,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q108;
+  return $where([]) + $q109;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q50, $q51);
-    const q0 = $buf(o.t1!, $q51, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q52, $q53);
-    const q1 = $buf(o.t2!, $q53, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q57, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q83, $q84);
-    const q4 = $buf(o.t8!, $q84, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q51, $q52);
+    const q0 = $buf(o.t1!, $q52, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q53, $q54);
+    const q1 = $buf(o.t2!, $q54, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q58, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q84, $q85);
+    const q4 = $buf(o.t8!, $q85, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q147), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q148), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q148, $q149, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q149, $q150, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1349,11 +1355,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S6, $q153);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q74) * 4), 1073741824, $q50, K0A0S6, $q154);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S6, $q154);
-    return $plan($q34, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q76) * 4), 1073741824, $q50, K0A0S6, $q155);
+    return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1369,7 +1375,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q155);
+    throw $wrap(e, $q156);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1378,7 +1384,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q156, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q145, () => o.s0[1], $q155, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q157, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q146, () => o.s0[1], $q156, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1390,29 +1396,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q157, () => K0A0_x11(o, [...[], $q157]));
+  return $condWhy(() => K0A0_d26(o), $q158, () => K0A0_x11(o, [...[], $q158]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q146), $u32(r1, pp, $q147), 0, 0];
+    const b6 = [$u32(r0, pp, $q147), $u32(r1, pp, $q148), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q148, $q149, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q149, $q150, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1425,11 +1431,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S10, $q153);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q74) * 4), 1073741824, $q50, K0A0S10, $q154);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S10, $q154);
-    return $plan($q34, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q76) * 4), 1073741824, $q50, K0A0S10, $q155);
+    return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1443,21 +1449,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q83, $q84);
-    const q3 = $buf(o.t8!, $q84, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q84, $q85);
+    const q3 = $buf(o.t8!, $q85, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q147), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q148), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q148, $q149, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q149, $q150, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1470,11 +1476,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K0A0S14, $q153);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q74) * 4), 1073741824, $q50, K0A0S14, $q154);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K0A0S14, $q154);
-    return $plan($q34, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q76) * 4), 1073741824, $q50, K0A0S14, $q155);
+    return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1514,7 +1520,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q158);
+    throw $wrap(e, $q159);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1522,7 +1528,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q159);
+    throw $wrap(e, $q160);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1531,7 +1537,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q159, () => K0A0_d31(o), $q129, $q130]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q158, () => K0A0_d30(o), $q114, $q115]), () => $why(path, K0A0V7, [$q158, () => K0A0_d30(o), $q127, $q115])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q160, () => K0A0_d31(o), $q130, $q131]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q159, () => K0A0_d30(o), $q115, $q116]), () => $why(path, K0A0V7, [$q159, () => K0A0_d30(o), $q128, $q116])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1543,7 +1549,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q160, () => K0A0_x12(o, [...[], $q160]));
+  return $condWhy(() => K0A0_d32(o), $q161, () => K0A0_x12(o, [...[], $q161]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1551,7 +1557,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q123, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V28, [$q124, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1563,26 +1569,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q161, () => K0A0_x13(o, [...[], $q161]));
+  return $condWhy(() => K0A0_d33(o), $q162, () => K0A0_x13(o, [...[], $q162]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q55, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q57, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q59, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q61, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q63, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q79, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q80, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q150) : 0);
-    const b7 = [$u32(r0, pp, $q146), $f32(r1, pp, $q151), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q151) : 0);
+    const b7 = [$u32(r0, pp, $q147), $f32(r1, pp, $q152), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q33, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1590,7 +1596,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q34, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q35, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1601,7 +1607,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q34, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q35, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1612,7 +1618,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q34, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q35, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1623,7 +1629,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q34, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q35, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1636,18 +1642,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q34, $q162);
+    $evalFail(e, $q35, $q163);
   }
-  const h0 = $outShape(o0, 2, $q34, $q79);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q138, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q34, $q79, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q35, $q80);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q139, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q80, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q34, $q55, o.u3.shape, h1, $q98);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q56, o.u3.shape, h1, $q99);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q34, $q57, o.u4.shape, h2, $q97);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q58, o.u4.shape, h2, $q98);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q163, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q163, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q164, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q164, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1657,7 +1663,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q164, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q165, "PagedAttention: no variant fits this call on profile desktop-32k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
@@ -1686,35 +1692,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q71:
-          t0 = $td(ins[key], K0, $q30, key);
+        case $q72:
+          t0 = $td(ins[key], K0, $q31, key);
           break;
-        case $q51:
-          t1 = $td(ins[key], K0, $q30, key);
+        case $q52:
+          t1 = $td(ins[key], K0, $q31, key);
           break;
-        case $q53:
-          t2 = $td(ins[key], K0, $q30, key);
+        case $q54:
+          t2 = $td(ins[key], K0, $q31, key);
           break;
-        case $q55:
-          t3 = $td(ins[key], K0, $q30, key);
+        case $q56:
+          t3 = $td(ins[key], K0, $q31, key);
           break;
-        case $q57:
-          t4 = $td(ins[key], K0, $q30, key);
+        case $q58:
+          t4 = $td(ins[key], K0, $q31, key);
           break;
-        case $q59:
-          t5 = $td(ins[key], K0, $q30, key);
+        case $q60:
+          t5 = $td(ins[key], K0, $q31, key);
           break;
-        case $q61:
-          t6 = $td(ins[key], K0, $q30, key);
+        case $q62:
+          t6 = $td(ins[key], K0, $q31, key);
           break;
-        case $q63:
-          t7 = $td(ins[key], K0, $q30, key);
+        case $q64:
+          t7 = $td(ins[key], K0, $q31, key);
           break;
-        case $q84:
-          t8 = $td(ins[key], K0, $q30, key);
+        case $q85:
+          t8 = $td(ins[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q165 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1722,17 +1728,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q79:
-          t9 = $td(outs[key], K0, $q31, key);
+        case $q80:
+          t9 = $td(outs[key], K0, $q32, key);
           break;
-        case $q55:
-          u3 = $td(outs[key], K0, $q31, key);
+        case $q56:
+          u3 = $td(outs[key], K0, $q32, key);
           break;
-        case $q57:
-          u4 = $td(outs[key], K0, $q31, key);
+        case $q58:
+          u4 = $td(outs[key], K0, $q32, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1740,20 +1746,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q167:
+        case $q168:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q168:
+        case $q169:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q170:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q150:
+        case $q151:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q170 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1762,80 +1768,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q30, $q71);
+    $missing(K0, $q31, $q72);
   } else {
     dt0 = t0.dtype;
-    by0 = $q71;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q30, $q71);
+    by0 = $q72;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q31, $q72);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q30, $q51);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q31, $q52);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q30, $q53);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q31, $q54);
   }
   if (t3 === null) {
-    $missing(K0, $q30, $q55);
+    $missing(K0, $q31, $q56);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q30, $q55);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q31, $q56);
   }
   if (t4 === null) {
-    $missing(K0, $q30, $q57);
+    $missing(K0, $q31, $q58);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q30, $q57);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q31, $q58);
   }
   if (t5 === null) {
-    $missing(K0, $q30, $q59);
+    $missing(K0, $q31, $q60);
   } else {
     dt1 = t5.dtype;
-    by1 = $q59;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q30, $q59);
+    by1 = $q60;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q31, $q60);
   }
   if (t6 === null) {
-    $missing(K0, $q30, $q61);
+    $missing(K0, $q31, $q62);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q30, $q61);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q31, $q62);
   }
   if (t7 === null) {
-    $missing(K0, $q30, $q63);
+    $missing(K0, $q31, $q64);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q30, $q63);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q31, $q64);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q30, $q84);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q31, $q85);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q31, $q79);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q32, $q80);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q31, $q55);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q32, $q56);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q31, $q57);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q58);
   }
-  if (dt0 === undefined) dt0 = $q138;
-  else if (dt0 !== $q138) $fail($q0, K0 + $q171 + dt0 + $q172);
-  if (dt1 === undefined) dt1 = $q173;
-  else if (dt1 !== $q173) $fail($q0, K0 + ": S = " + dt1 + $q174);
-  $num(g0, false, K0, $q167);
-  $num(g1, false, K0, $q168);
-  $num(g2, false, K0, $q169);
-  $num(g3, false, K0, $q150);
+  if (dt0 === undefined) dt0 = $q139;
+  else if (dt0 !== $q139) $fail($q0, K0 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
+  $num(g0, false, K0, $q168);
+  $num(g1, false, K0, $q169);
+  $num(g2, false, K0, $q170);
+  $num(g3, false, K0, $q151);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q175);
-  if (a2 === undefined) $fail($q0, K0 + $q176);
-  if (dt0 === $q138 && dt1 === $q173) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q164, K0 + $q177 + "T=" + dt0 + ", " + "S=" + dt1 + $q178);
+  if (a1 === undefined) $fail($q0, K0 + $q176);
+  if (a2 === undefined) $fail($q0, K0 + $q177);
+  if (dt0 === $q139 && dt1 === $q174) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q165, K0 + $q178 + "T=" + dt0 + ", " + "S=" + dt1 + $q179);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1869,97 +1875,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q179;
+const K1 = $q180;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q180;
-const K1A0V3: readonly string[] = [$q181, $q35, $q36, $q182, $q183, "dim(shapes.pastKeyT, 2)", $q184, $q185, $q39];
+const K1A0S1 = K1A0S0 + $q181;
+const K1A0V3: readonly string[] = [$q182, $q36, $q37, $q183, $q184, "dim(shapes.pastKeyT, 2)", $q185, $q186, $q40];
 const K1A0S2 = " on profile desktop-32k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q186;
-const K1A0V4: readonly string[] = [$q35, $q36, $q182, $q183, $q184, $q185, $q39];
-const K1A0V5: readonly string[] = [$q181, $q35, $q36, $q187, $q184, $q39];
+const K1A0S3 = K1A0S0 + $q187;
+const K1A0V4: readonly string[] = [$q36, $q37, $q183, $q184, $q185, $q186, $q40];
+const K1A0V5: readonly string[] = [$q182, $q36, $q37, $q188, $q185, $q40];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q36, $q184];
+const K1A0V6: readonly string[] = [$q37, $q185];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q48, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q49, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q179;
-const K1A0V7: readonly [number, string, string] = [1073741824, $q49, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q64, 11, 0]);
-const K1A0V9: readonly string[] = [$q67, $q68];
-const K1A0V10: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q198, 1, $q199, $q200, 1, $q201, $q194, 1, $q195, $q196, 1, $q197, "rotated_query", 6, $q202, $q64, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q70, 7, $q202, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 6, $q207, $q64, 11, 0]);
-const K1A0V12: readonly string[] = [$q208, $q67, $q77];
-const K1A0S5 = K1A0S0 + $q209;
-const K1A0V13: readonly BindingPlan[] = $bl([$q207, 7, $q207, $q31, 3, $q79]);
-const K1A0V14: readonly string[] = [$q77];
-const K1A0S6 = K1A0S0 + $q80;
-const K1A0V15: readonly string[] = [K1A0S0, $q210, K1A0S0, $q211];
+const K1A0S4 = $q180;
+const K1A0V7: readonly [number, string, string] = [1073741824, $q50, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q65, 11, 0]);
+const K1A0V9: readonly string[] = [$q68, $q69];
+const K1A0V10: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q199, 1, $q200, $q201, 1, $q202, $q195, 1, $q196, $q197, 1, $q198, "rotated_query", 6, $q203, $q65, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q71, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q65, 11, 0]);
+const K1A0V12: readonly string[] = [$q209, $q68, $q78];
+const K1A0S5 = K1A0S0 + $q210;
+const K1A0V13: readonly BindingPlan[] = $bl([$q208, 7, $q208, $q32, 3, $q80]);
+const K1A0V14: readonly string[] = [$q78];
+const K1A0S6 = K1A0S0 + $q81;
+const K1A0V15: readonly string[] = [K1A0S0, $q211, K1A0S0, $q212];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q64, 11, 0]);
-const K1A0S8 = K1A0S7 + $q180;
-const K1A0V17: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 6, $q207, $q64, 11, 0]);
-const K1A0S9 = K1A0S7 + $q209;
-const K1A0S10 = K1A0S7 + $q80;
-const K1A0V18: readonly string[] = [K1A0S7, $q211];
+const K1A0V16: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q65, 11, 0]);
+const K1A0S8 = K1A0S7 + $q181;
+const K1A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q65, 11, 0]);
+const K1A0S9 = K1A0S7 + $q210;
+const K1A0S10 = K1A0S7 + $q81;
+const K1A0V18: readonly string[] = [K1A0S7, $q212];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q180;
-const K1A0S13 = K1A0S11 + $q186;
+const K1A0S12 = K1A0S11 + $q181;
+const K1A0S13 = K1A0S11 + $q187;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q64, 11, 0]);
-const K1A0S14 = K1A0S11 + $q209;
-const K1A0S15 = K1A0S11 + $q80;
-const K1A0V21: readonly string[] = [K1A0S11, $q210, K1A0S11, $q211];
+const K1A0V20: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q65, 11, 0]);
+const K1A0S14 = K1A0S11 + $q210;
+const K1A0S15 = K1A0S11 + $q81;
+const K1A0V21: readonly string[] = [K1A0S11, $q211, K1A0S11, $q212];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q188 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q189, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q50, 1, $q51, $q52, 1, $q53, $q190, 0, $q191, $q192, 0, $q193, $q194, 1, $q195, $q196, 1, $q197, $q64, 11, 0]);
-const K1A0S17 = K1A0S16 + $q180;
-const K1A0S18 = K1A0S16 + $q209;
-const K1A0S19 = K1A0S16 + $q80;
-const K1A0V23: readonly string[] = [K1A0S16, $q211];
+const K1A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q65, 11, 0]);
+const K1A0S17 = K1A0S16 + $q181;
+const K1A0S18 = K1A0S16 + $q210;
+const K1A0S19 = K1A0S16 + $q81;
+const K1A0V23: readonly string[] = [K1A0S16, $q212];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q180;
-const K1A0S22 = K1A0S20 + $q186;
+const K1A0S21 = K1A0S20 + $q181;
+const K1A0S22 = K1A0S20 + $q187;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q70, 7, $q202, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q31, 3, $q79, $q64, 11, 0]);
-const K1A0V25: readonly string[] = [$q208];
-const K1A0S23 = K1A0S20 + $q214;
-const K1A0V26: readonly string[] = [K1A0S20, $q210];
+const K1A0V24: readonly BindingPlan[] = $bl([$q71, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q32, 3, $q80, $q65, 11, 0]);
+const K1A0V25: readonly string[] = [$q209];
+const K1A0S23 = K1A0S20 + $q215;
+const K1A0V26: readonly string[] = [K1A0S20, $q211];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q180;
-const K1A0V27: readonly BindingPlan[] = $bl([$q70, 1, $q71, $q190, 1, $q191, $q192, 1, $q193, $q203, 1, $q204, $q205, 1, $q206, $q194, 1, $q195, $q196, 1, $q197, $q31, 3, $q79, $q64, 11, 0]);
-const K1A0S26 = K1A0S24 + $q214;
+const K1A0S25 = K1A0S24 + $q181;
+const K1A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q32, 3, $q80, $q65, 11, 0]);
+const K1A0S26 = K1A0S24 + $q215;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q180;
-const K1A0S29 = K1A0S27 + $q186;
+const K1A0S28 = K1A0S27 + $q181;
+const K1A0S29 = K1A0S27 + $q187;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q214;
-const K1A0V28: readonly string[] = [K1A0S27, $q210];
+const K1A0S30 = K1A0S27 + $q215;
+const K1A0V28: readonly string[] = [K1A0S27, $q211];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q212 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q213, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q180;
-const K1A0S33 = K1A0S31 + $q214;
+const K1A0S32 = K1A0S31 + $q181;
+const K1A0S33 = K1A0S31 + $q215;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2030,7 +2036,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q92);
+    throw $wrap(e, $q93);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2047,7 +2053,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2063,7 +2069,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q103);
+    throw $wrap(e, $q104);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2071,7 +2077,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q215);
+    throw $wrap(e, $q216);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2081,9 +2087,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q199) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q200) : 0));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2091,16 +2097,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q218);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q218, $q199).shape.length === 2)) && ($need(o.t10, $q219, $q201).shape.length === 2)) && $same($need(o.t10, $q220, $q201).shape as readonly number[], $need(o.t9, $q221, $q199).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q222, $q199).dtype === $q138)) && ($need(o.t10, $q223, $q201).dtype === $q138)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q219, $q200).shape.length === 2)) && ($need(o.t10, $q220, $q202).shape.length === 2)) && $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q223, $q200).dtype === $q139)) && ($need(o.t10, $q224, $q202).dtype === $q139)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q224);
+    throw $wrap(e, $q225);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2108,7 +2114,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q134);
+    throw $wrap(e, $q135);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2116,7 +2122,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q155);
+    throw $wrap(e, $q156);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2124,7 +2130,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q225);
+    throw $wrap(e, $q226);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2133,37 +2139,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q102, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q226, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q187, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q227, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q188, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q181, () => o.a0]);
+  return $why(path, K0A0V6, [$q182, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q99, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q107 : K1A0_x3(o, [...path, $q227]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q108 : K1A0_x3(o, [...path, $q228]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q104, () => o.t11!.shape[0], $q93, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q106, () => o.t11!.shape[1], $q228, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q94, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q101, $q100])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[0], $q94, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q107, () => o.t11!.shape[1], $q229, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q95, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q229, () => o.s4, $q230, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q93, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q35, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q100, $q101, $q100])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q230, () => o.s4, $q231, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q94, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q101, $q102, $q101])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q103, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q226, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q231, () => o.s6[1]]), () => $why(path, K0A0V7, [$q231, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q104, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q227, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q232, () => o.s6[1]]), () => $why(path, K0A0V7, [$q232, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q93, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q94, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q218, $q199).shape.length === 2), () => $why(path, K0A0V9, [$q218, () => $need(o.t9, $q218, $q199).shape.length]), () => ($need(o.t10, $q219, $q201).shape.length === 2), () => $why(path, K0A0V9, [$q219, () => $need(o.t10, $q219, $q201).shape.length]), () => $same($need(o.t10, $q220, $q201).shape as readonly number[], $need(o.t9, $q221, $q199).shape as readonly number[]), () => $why(path, K0A0V0, [$q220, () => $need(o.t10, $q220, $q201).shape, $q221, () => $need(o.t9, $q221, $q199).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q216, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q217, () => K1A0_d10(o), $q99, () => o.s3[3]]), () => ($need(o.t9, $q222, $q199).dtype === $q138), () => $why(path, K0A0V1, [$q222, () => $need(o.t9, $q222, $q199).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q223, () => $need(o.t10, $q223, $q201).dtype, $q101, $q100])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q185, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q227]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q219, $q200).shape.length === 2), () => $why(path, K0A0V9, [$q219, () => $need(o.t9, $q219, $q200).shape.length]), () => ($need(o.t10, $q220, $q202).shape.length === 2), () => $why(path, K0A0V9, [$q220, () => $need(o.t10, $q220, $q202).shape.length]), () => $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t10, $q221, $q202).shape, $q222, () => $need(o.t9, $q222, $q200).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q217, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q223, $q200).dtype === $q139), () => $why(path, K0A0V1, [$q223, () => $need(o.t9, $q223, $q200).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q224, () => $need(o.t10, $q224, $q202).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q186, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q228]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2171,7 +2177,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q92]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q110]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q109]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q215]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q224]), () => K1A0_x9(o, [...path, $q225])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q93]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q111]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q110]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q216]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q225]), () => K1A0_x9(o, [...path, $q226])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2183,7 +2189,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q232, () => K1A0_x0(o, [...[], $q232]));
+  return $condWhy(() => K1A0_d15(o), $q233, () => K1A0_x0(o, [...[], $q233]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2206,7 +2212,7 @@ function K1A0_d18(o: K1A0): number {
   try {
     return (o.m18 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q131);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "sparseRowOk": memo m19 */
@@ -2226,12 +2232,12 @@ function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q116);
+    throw $wrap(e, $q117);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q228, () => o.s0[1], $q112, $q113]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q35, () => o.a1, $q112, $q113]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q93, () => o.s0[0], $q112, $q113]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q112, $q113]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q112, $q113]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d20(o), $q114, $q115]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d20(o), $q127, $q115]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q127, $q115])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q229, () => o.s0[1], $q113, $q114]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a1, $q113, $q114]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q94, () => o.s0[0], $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q234, () => K1A0_d20(o), $q115, $q116]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q234, () => K1A0_d20(o), $q128, $q116]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q128, $q116])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2243,19 +2249,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q116, () => K1A0_x10(o, [...[], $q116]));
+  return $condWhy(() => K1A0_d21(o), $q117, () => K1A0_x10(o, [...[], $q117]));
 }
 /** derive "bindingsFit": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
   try {
     return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q234);
+    throw $wrap(e, $q235);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q235, $q125]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q235, $q125])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q236, $q126]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q236, $q126])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2267,7 +2273,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q234, () => K1A0_x11(o, [...[], $q234]));
+  return $condWhy(() => K1A0_d22(o), $q235, () => K1A0_x11(o, [...[], $q235]));
 }
 /** derive "packedKv": memo m23 */
 function K1A0_d23(o: K1A0): boolean {
@@ -2275,7 +2281,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q156, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q236, () => o.s0[2], $q155, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q157, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q237, () => o.s0[2], $q156, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2287,7 +2293,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q157, () => K1A0_x12(o, [...[], $q157]));
+  return $condWhy(() => K1A0_d23(o), $q158, () => K1A0_x12(o, [...[], $q158]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2299,14 +2305,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q227, () => K1A0_x3(o, [...[], $q227]));
+  return $condWhy(() => K1A0_d1(o), $q228, () => K1A0_x3(o, [...[], $q228]));
 }
 /** derive "attnStorageBytes": memo m24 */
 function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q237);
+    throw $wrap(e, $q238);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2315,7 +2321,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q131, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q237, () => K1A0_d24(o), $q129, $q130])]);
+  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q132, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q238, () => K1A0_d24(o), $q130, $q131])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2327,7 +2333,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q238, () => K1A0_x13(o, [...[], $q238]));
+  return $condWhy(() => K1A0_d25(o), $q239, () => K1A0_x13(o, [...[], $q239]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2358,7 +2364,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q118);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2366,7 +2372,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q239);
+    throw $wrap(e, $q240);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2386,12 +2392,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q240);
+    throw $wrap(e, $q241);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q117, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q112, $q113]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q117, () => K1A0_d29(o), $q112, $q113]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q239, () => K1A0_d30(o), $q235, $q125]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q241, () => K1A0_d32(o), $q114, $q115]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q241, () => K1A0_d32(o), $q127, $q115]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q129, $q130])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q118, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q113, $q114]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q118, () => K1A0_d29(o), $q113, $q114]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q240, () => K1A0_d30(o), $q236, $q126]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q242, () => K1A0_d32(o), $q115, $q116]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q242, () => K1A0_d32(o), $q128, $q116]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q130, $q131])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2403,43 +2409,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q240, () => K1A0_x14(o, [...[], $q240]));
+  return $condWhy(() => K1A0_d33(o), $q241, () => K1A0_x14(o, [...[], $q241]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q183, $q199).shape, 1, $q221);
+    return $dimS($need(o.t9, $q184, $q200).shape, 1, $q222);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q183, $q199).shape, 1, $q221));
+    return $show($dimS($need(o.t9, $q184, $q200).shape, 1, $q222));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q22 + e.message;
+    if (e instanceof EvalFailure) return $q23 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q198, $q199);
-    const q5 = $buf(o.t9!, $q199, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q200, $q201);
-    const q6 = $buf(o.t10!, $q201, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
+    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q199, $q200);
+    const q5 = $buf(o.t9!, $q200, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q201, $q202);
+    const q6 = $buf(o.t10!, $q202, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q243, $q244, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q244, $q245, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2447,14 +2453,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q198, $q199);
-    const q1 = $buf(o.t9!, $q199, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q200, $q201);
-    const q2 = $buf(o.t10!, $q201, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
+    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q199, $q200);
+    const q1 = $buf(o.t9!, $q200, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q201, $q202);
+    const q2 = $buf(o.t10!, $q202, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2469,15 +2475,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q204, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q206, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q205, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q207, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
+    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2485,7 +2491,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q250, $q251, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2493,12 +2499,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q79, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q80, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q152, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q153, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2508,21 +2514,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S0 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S0 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S0 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q254;
+    if (s1 === undefined) $noShown(K1A0S0 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S0, $q255);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q203) * 2), 1073741824, $q50, K1A0S0, $q256);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K1A0S0, $q256);
-    return $plan($q179, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q208) * 4), 1073741824, $q50, K1A0S0, $q257);
+    return $plan($q180, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2543,24 +2549,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q227, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q228, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q197, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
+    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q243, $q244, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q244, $q245, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2568,16 +2574,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q204, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q206, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q197, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q205, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q207, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q198, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
+    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2585,7 +2591,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q249, $q250, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q250, $q251, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2594,14 +2600,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q257;
-    if (s0 === undefined) $noShown(K1A0S7 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q258;
+    if (s0 === undefined) $noShown(K1A0S7 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K1A0S7, $q256);
-    return $plan($q179, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q208) * 4), 1073741824, $q50, K1A0S7, $q257);
+    return $plan($q180, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2615,14 +2621,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q135, $q51).shape.length === 3)) && ($need(o.t2, $q136, $q53).shape.length === 3)) && $same($need(o.t1, $q258, $q51).shape as readonly number[], $need(o.t2, $q259, $q53).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q51) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q51) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q137, $q51).dtype === $q138)) && ($need(o.t2, $q139, $q53).dtype === $q138)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q136, $q52).shape.length === 3)) && ($need(o.t2, $q137, $q54).shape.length === 3)) && $same($need(o.t1, $q259, $q52).shape as readonly number[], $need(o.t2, $q260, $q54).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q52) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q138, $q52).dtype === $q139)) && ($need(o.t2, $q140, $q54).dtype === $q139)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q140);
+    throw $wrap(e, $q141);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q141, () => (o.t2 !== null), () => $where(path) + $q142, () => ($need(o.t1, $q135, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q135, () => $need(o.t1, $q135, $q51).shape.length]), () => ($need(o.t2, $q136, $q53).shape.length === 3), () => $why(path, K1A0V19, [$q136, () => $need(o.t2, $q136, $q53).shape.length]), () => $same($need(o.t1, $q258, $q51).shape as readonly number[], $need(o.t2, $q259, $q53).shape as readonly number[]), () => $why(path, K0A0V0, [$q258, () => $need(o.t1, $q258, $q51).shape, $q259, () => $need(o.t2, $q259, $q53).shape]), () => ($dimT(o.t1, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, [$q143, () => $dimT(o.t1, (0 as number), $q51), $q93, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q51) === o.s0[1]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (1 as number), $q51), $q228, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q51) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q51), $q134, () => K1A0_d12(o)]), () => ($need(o.t1, $q137, $q51).dtype === $q138), () => $why(path, K0A0V1, [$q137, () => $need(o.t1, $q137, $q51).dtype, $q101, $q100]), () => ($need(o.t2, $q139, $q53).dtype === $q138), () => $why(path, K0A0V1, [$q139, () => $need(o.t2, $q139, $q53).dtype, $q101, $q100]), () => $why(path, K0A0V1, [$q236, () => o.s0[2], $q94, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q142, () => (o.t2 !== null), () => $where(path) + $q143, () => ($need(o.t1, $q136, $q52).shape.length === 3), () => $why(path, K1A0V19, [$q136, () => $need(o.t1, $q136, $q52).shape.length]), () => ($need(o.t2, $q137, $q54).shape.length === 3), () => $why(path, K1A0V19, [$q137, () => $need(o.t2, $q137, $q54).shape.length]), () => $same($need(o.t1, $q259, $q52).shape as readonly number[], $need(o.t2, $q260, $q54).shape as readonly number[]), () => $why(path, K0A0V0, [$q259, () => $need(o.t1, $q259, $q52).shape, $q260, () => $need(o.t2, $q260, $q54).shape]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (0 as number), $q52), $q94, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === o.s0[1]), () => $why(path, K0A0V1, [$q145, () => $dimT(o.t1, (1 as number), $q52), $q229, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q52) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q52), $q135, () => K1A0_d12(o)]), () => ($need(o.t1, $q138, $q52).dtype === $q139), () => $why(path, K0A0V1, [$q138, () => $need(o.t1, $q138, $q52).dtype, $q102, $q101]), () => ($need(o.t2, $q140, $q54).dtype === $q139), () => $why(path, K0A0V1, [$q140, () => $need(o.t2, $q140, $q54).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q237, () => o.s0[2], $q95, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2634,31 +2640,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q140, () => K1A0_x15(o, [...[], $q140]));
+  return $condWhy(() => K1A0_d34(o), $q141, () => K1A0_x15(o, [...[], $q141]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q50, $q51);
-    const q0 = $buf(o.t1!, $q51, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q52, $q53);
-    const q1 = $buf(o.t2!, $q53, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q198, $q199);
-    const q6 = $buf(o.t9!, $q199, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q200, $q201);
-    const q7 = $buf(o.t10!, $q201, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q51, $q52);
+    const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q53, $q54);
+    const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q199, $q200);
+    const q6 = $buf(o.t9!, $q200, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q201, $q202);
+    const q7 = $buf(o.t10!, $q202, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q243, $q244, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q244, $q245, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2668,21 +2674,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q260;
-    if (s0 === undefined) $noShown(K1A0S11 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
+    if (s0 === undefined) $noShown(K1A0S11 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q261;
-    if (s1 === undefined) $noShown(K1A0S11 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
+    if (s1 === undefined) $noShown(K1A0S11 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S11, $q255);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q203) * 2), 1073741824, $q50, K1A0S11, $q256);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 1073741824, $q49, K1A0S11, $q256);
-    return $plan($q179, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q208) * 4), 1073741824, $q50, K1A0S11, $q257);
+    return $plan($q180, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2696,22 +2702,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q50, $q51);
-    const q0 = $buf(o.t1!, $q51, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q52, $q53);
-    const q1 = $buf(o.t2!, $q53, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q51, $q52);
+    const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q53, $q54);
+    const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q243, $q244, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q244, $q245, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2720,14 +2726,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q262;
-    if (s0 === undefined) $noShown(K1A0S16 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
+    if (s0 === undefined) $noShown(K1A0S16 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 1073741824, $q49, K1A0S16, $q256);
-    return $plan($q179, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q208) * 4), 1073741824, $q50, K1A0S16, $q257);
+    return $plan($q180, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2741,20 +2747,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q204, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q206, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q197, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q79, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q205, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q207, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q80, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
+    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q263, $q264, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q264, $q265, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2764,17 +2770,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S20 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S20 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S20 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q254;
+    if (s1 === undefined) $noShown(K1A0S20 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S20, $q255);
-    return $plan($q179, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q203) * 2), 1073741824, $q50, K1A0S20, $q256);
+    return $plan($q180, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2787,31 +2793,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q71, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q191, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q204, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q206, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q195, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q197, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q79, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q205, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q207, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q196, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q80, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q242), $u32(o.s0[0], pp, $q146), $u32(o.s5[0], pp, $q245), $u32(r0, pp, $q246), $u32(o.s6[1], pp, $q247), $u32(o.s3[2], pp, $q248), $f32(o.a4, pp, $q151), 0];
+    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q263, $q264, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q264, $q265, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q257;
-  if (s0 === undefined) $noShown(K1A0S24 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q258;
+  if (s0 === undefined) $noShown(K1A0S24 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q179, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q180, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2823,17 +2829,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q260;
-    if (s0 === undefined) $noShown(K1A0S27 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
+    if (s0 === undefined) $noShown(K1A0S27 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q261;
-    if (s1 === undefined) $noShown(K1A0S27 + $q254, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
+    if (s1 === undefined) $noShown(K1A0S27 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 1073741824, $q49, K1A0S27, $q255);
-    return $plan($q179, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q203) * 2), 1073741824, $q50, K1A0S27, $q256);
+    return $plan($q180, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2845,10 +2851,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q262;
-  if (s0 === undefined) $noShown(K1A0S31 + $q252, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
+  if (s0 === undefined) $noShown(K1A0S31 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q179, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q180, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2860,19 +2866,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q179, $q162);
+    $evalFail(e, $q180, $q163);
   }
-  const h0 = $outShape(o0, 3, $q179, $q79);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q138, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q179, $q79, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q180, $q80);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q139, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q180, $q80, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q179, $q191, o.u3.shape, h1, $q230);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q180, $q192, o.u3.shape, h1, $q231);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q179, $q193, o.u4.shape, h2, $q229);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q180, $q194, o.u4.shape, h2, $q230);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q163, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q163, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q163, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q164, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q164, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q164, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2882,7 +2888,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q164, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q165, "SparseAttention: no variant fits this call on profile desktop-32k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
@@ -2915,41 +2921,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q71:
-          t0 = $td(ins[key], K1, $q30, key);
+        case $q72:
+          t0 = $td(ins[key], K1, $q31, key);
           break;
-        case $q51:
-          t1 = $td(ins[key], K1, $q30, key);
+        case $q52:
+          t1 = $td(ins[key], K1, $q31, key);
           break;
-        case $q53:
-          t2 = $td(ins[key], K1, $q30, key);
+        case $q54:
+          t2 = $td(ins[key], K1, $q31, key);
           break;
-        case $q191:
-          t3 = $td(ins[key], K1, $q30, key);
+        case $q192:
+          t3 = $td(ins[key], K1, $q31, key);
           break;
-        case $q193:
-          t4 = $td(ins[key], K1, $q30, key);
+        case $q194:
+          t4 = $td(ins[key], K1, $q31, key);
           break;
-        case $q204:
-          t5 = $td(ins[key], K1, $q30, key);
+        case $q205:
+          t5 = $td(ins[key], K1, $q31, key);
           break;
-        case $q206:
-          t6 = $td(ins[key], K1, $q30, key);
+        case $q207:
+          t6 = $td(ins[key], K1, $q31, key);
           break;
-        case $q195:
-          t7 = $td(ins[key], K1, $q30, key);
+        case $q196:
+          t7 = $td(ins[key], K1, $q31, key);
           break;
-        case $q197:
-          t8 = $td(ins[key], K1, $q30, key);
+        case $q198:
+          t8 = $td(ins[key], K1, $q31, key);
           break;
-        case $q199:
-          t9 = $td(ins[key], K1, $q30, key);
+        case $q200:
+          t9 = $td(ins[key], K1, $q31, key);
           break;
-        case $q201:
-          t10 = $td(ins[key], K1, $q30, key);
+        case $q202:
+          t10 = $td(ins[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q165 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2957,17 +2963,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q79:
-          t11 = $td(outs[key], K1, $q31, key);
+        case $q80:
+          t11 = $td(outs[key], K1, $q32, key);
           break;
-        case $q191:
-          u3 = $td(outs[key], K1, $q31, key);
+        case $q192:
+          u3 = $td(outs[key], K1, $q32, key);
           break;
-        case $q193:
-          u4 = $td(outs[key], K1, $q31, key);
+        case $q194:
+          u4 = $td(outs[key], K1, $q32, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2975,26 +2981,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q265:
+        case $q266:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q168:
+        case $q169:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q170:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q266:
+        case $q267:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q150:
+        case $q151:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q267:
+        case $q268:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q170 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3003,95 +3009,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q30, $q71);
+    $missing(K1, $q31, $q72);
   } else {
     dt0 = t0.dtype;
-    by0 = $q71;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q30, $q71);
+    by0 = $q72;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q31, $q72);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q30, $q51);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q31, $q52);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q30, $q53);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q54);
   }
   if (t3 === null) {
-    $missing(K1, $q30, $q191);
+    $missing(K1, $q31, $q192);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q30, $q191);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q192);
   }
   if (t4 === null) {
-    $missing(K1, $q30, $q193);
+    $missing(K1, $q31, $q194);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q30, $q193);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q194);
   }
   if (t5 === null) {
-    $missing(K1, $q30, $q204);
+    $missing(K1, $q31, $q205);
   } else {
     dt1 = t5.dtype;
-    by1 = $q204;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q30, $q204);
+    by1 = $q205;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q205);
   }
   if (t6 === null) {
-    $missing(K1, $q30, $q206);
+    $missing(K1, $q31, $q207);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q30, $q206);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q207);
   }
   if (t7 === null) {
-    $missing(K1, $q30, $q195);
+    $missing(K1, $q31, $q196);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q30, $q195);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q196);
   }
   if (t8 === null) {
-    $missing(K1, $q30, $q197);
+    $missing(K1, $q31, $q198);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q30, $q197);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q198);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q30, $q199);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q200);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q30, $q201);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q202);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q31, $q79);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q32, $q80);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q31, $q191);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q192);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q31, $q193);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q194);
   }
-  if (dt0 === undefined) dt0 = $q138;
-  else if (dt0 !== $q138) $fail($q0, K1 + $q171 + dt0 + $q172);
-  if (dt1 === undefined) dt1 = $q173;
-  else if (dt1 !== $q173) $fail($q0, K1 + ": M = " + dt1 + $q174);
-  $num(g0, false, K1, $q265);
-  $num(g1, false, K1, $q168);
-  $num(g2, false, K1, $q169);
-  $num(g3, false, K1, $q266);
-  $num(g4, false, K1, $q150);
-  $num(g5, false, K1, $q267);
+  if (dt0 === undefined) dt0 = $q139;
+  else if (dt0 !== $q139) $fail($q0, K1 + $q172 + dt0 + $q173);
+  if (dt1 === undefined) dt1 = $q174;
+  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
+  $num(g0, false, K1, $q266);
+  $num(g1, false, K1, $q169);
+  $num(g2, false, K1, $q170);
+  $num(g3, false, K1, $q267);
+  $num(g4, false, K1, $q151);
+  $num(g5, false, K1, $q268);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q268);
-  if (a1 === undefined) $fail($q0, K1 + $q175);
-  if (a2 === undefined) $fail($q0, K1 + $q176);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q268);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
+  if (a1 === undefined) $fail($q0, K1 + $q176);
+  if (a2 === undefined) $fail($q0, K1 + $q177);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q138 && dt1 === $q173) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q164, K1 + $q177 + "T=" + dt0 + ", " + "M=" + dt1 + $q178);
+  if (dt0 === $q139 && dt1 === $q174) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q165, K1 + $q178 + "T=" + dt0 + ", " + "M=" + dt1 + $q179);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

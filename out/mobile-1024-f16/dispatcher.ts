@@ -11,258 +11,259 @@ const $q4 = ", got ";
 const $q5 = "shape";
 const $q6 = "dtype";
 const $q7 = " has shape ";
-const $q8 = " has dtype ";
-const $q9 = " \u0060";
-const $q10 = "\u0060";
-const $q11 = " = ";
-const $q12 = ": attribute \u0060";
-const $q13 = " / 0)";
-const $q14 = "modulo by zero (";
-const $q15 = " % 0)";
-const $q16 = "): ";
-const $q17 = "axis out of range for rank ";
-const $q18 = "the axis is not an integer";
-const $q19 = ": tensor \u0060";
-const $q20 = "\u0060 is absent in this call";
-const $q21 = "in \u0060";
-const $q22 = "error: ";
-const $q23 = "eval";
-const $q24 = " failed: ";
-const $q25 = "dim(shapes.";
-const $q26 = " bytes, more than ";
-const $q27 = "missing_shader";
-const $q28 = ": uniform field \u0060";
-const $q29 = "uniform";
-const $q30 = "input";
-const $q31 = "output";
-const $q32 = "scratch";
-const $q33 = "main";
-const $q34 = "PagedAttention";
-const $q35 = "attrs.kv_num_heads";
-const $q36 = "attrs.num_heads";
-const $q37 = "dim(shapes.keyCacheT, 1)";
-const $q38 = "dim(shapes.keyCacheT, 3)";
-const $q39 = "present.keyT";
-const $q40 = "present.slotMappingT";
-const $q41 = ": no shader was built for pass `scatter` with ";
-const $q42 = ": no shader was built for pass `split_attention` with ";
-const $q43 = ": no shader was built for pass `merge` with ";
-const $q44 = "maxStorageBufferBindingSize";
-const $q45 = "key";
-const $q46 = "keyT";
-const $q47 = "value";
-const $q48 = "valueT";
-const $q49 = "key_cache";
-const $q50 = "keyCacheT";
-const $q51 = "value_cache";
-const $q52 = "valueCacheT";
-const $q53 = "cumulative_sequence_length";
-const $q54 = "cumulativeSequenceLengthT";
-const $q55 = "past_seqlens";
-const $q56 = "pastSeqlensT";
-const $q57 = "block_table";
-const $q58 = "blockTableT";
-const $q59 = "params";
-const $q60 = "uniform field `params.batchSize`";
-const $q61 = "uniform field `params.scatterCount`";
-const $q62 = "dispatch x";
-const $q63 = "dispatch y";
-const $q64 = ": pass `scatter`";
-const $q65 = "query";
-const $q66 = "queryT";
-const $q67 = "partial_out";
-const $q68 = "partialOut";
-const $q69 = "partial_stats";
-const $q70 = "partialStats";
-const $q71 = "uniform field `params.scale`";
-const $q72 = "dispatch z";
-const $q73 = ": pass `split_attention`";
-const $q74 = "outputT";
-const $q75 = ": pass `merge`";
-const $q76 = "the shape of intermediate `partialOut`";
-const $q77 = "the shape of intermediate `partialStats`";
-const $q78 = "slot_mapping";
-const $q79 = "slotMappingT";
-const $q80 = ": no shader was built for pass `main` with ";
-const $q81 = ": pass `main`";
-const $q82 = "headLayoutOk";
-const $q83 = "batchSize";
-const $q84 = "qHidden";
-const $q85 = "ranks.slotMappingT";
-const $q86 = "slotShapeOk";
-const $q87 = "shapes.valueCacheT";
-const $q88 = "shapes.keyCacheT";
-const $q89 = "headSize";
-const $q90 = "\"float16\"";
-const $q91 = "tensorDtypes.queryT";
-const $q92 = "attrs.num_heads % attrs.kv_num_heads";
-const $q93 = "maxBlocks";
-const $q94 = "dim(shapes.outputT, 0)";
-const $q95 = "tokenCount";
-const $q96 = "dim(shapes.outputT, 1)";
-const $q97 = "`true` is false";
-const $q98 = "`present.slotMappingT` is false";
-const $q99 = "cacheShapeOk";
-const $q100 = "ioShapeOk";
-const $q101 = "pagedContractOk";
-const $q102 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q103 = "65535";
-const $q104 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q105 = "1024";
-const $q106 = "dispatchFits";
-const $q107 = "numSplits";
-const $q108 = "headVec";
-const $q109 = "pagedSplitScratchBytes";
-const $q110 = "pagedSplitStatsBytes";
-const $q111 = "pagedSplitWg";
-const $q112 = "pagedSplitFits";
-const $q113 = "cacheVec4Ok";
-const $q114 = "device.limits.maxStorageBufferBindingSize";
-const $q115 = "134217728";
-const $q116 = "device.limits.maxBufferSize";
-const $q117 = "268435456";
-const $q118 = "device.limits.maxComputeWorkgroupSizeX";
-const $q119 = "pagedMergeWg";
-const $q120 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q121 = "32768";
-const $q122 = "qPerKv";
-const $q123 = "pagedSplitStorageBytes";
-const $q124 = "pagedSplitStorageFits";
-const $q125 = "kvHidden";
-const $q126 = "ranks.keyT";
-const $q127 = "ranks.valueT";
-const $q128 = "tensorDtypes.keyT";
-const $q129 = "float16";
-const $q130 = "tensorDtypes.valueT";
-const $q131 = "separateKv";
-const $q132 = "`present.keyT` is false";
-const $q133 = "`present.valueT` is false";
-const $q134 = "dim(shapes.keyT, 0)";
-const $q135 = "dim(shapes.keyT, 1)";
-const $q136 = "dim(shapes.queryT, 1)";
-const $q137 = "params.batchSize";
-const $q138 = "params.scatterCount";
-const $q139 = "scatter";
-const $q140 = "PagedAttention.ScatterKV";
-const $q141 = "scale";
-const $q142 = "params.scale";
-const $q143 = "merge";
-const $q144 = "intermediate `partialOut`";
-const $q145 = "intermediate `partialStats`";
-const $q146 = "packedStride";
-const $q147 = "present.valueT";
-const $q148 = "packedKv";
-const $q149 = "pagedAttnWg";
-const $q150 = "pagedAttnStorageBytes";
-const $q151 = "pagedAttnStorageFits";
-const $q152 = "outputStoreOk";
-const $q153 = "the shape of output `outputT`";
-const $q154 = "contract";
-const $q155 = "no_variant";
-const $q156 = ": unknown input `";
-const $q157 = ": unknown output `";
-const $q158 = "is_causal";
-const $q159 = "kv_num_heads";
-const $q160 = "num_heads";
-const $q161 = ": unknown attribute `";
-const $q162 = ": T = ";
-const $q163 = " is not allowed; allowed: float16";
-const $q164 = "int32";
-const $q165 = " is not allowed; allowed: int32";
-const $q166 = ": attribute `kv_num_heads` is required";
-const $q167 = ": attribute `num_heads` is required";
-const $q168 = ": nothing was built for ";
-const $q169 = " on profile mobile-1024-f16";
-const $q170 = "SparseAttention";
-const $q171 = ": pass `append`";
-const $q172 = "attrs.do_rotary";
-const $q173 = "attrs.rotary_interleaved";
-const $q174 = "dim(shapes.cosCacheT, 1)";
-const $q175 = "dim(shapes.pastKeyT, 3)";
-const $q176 = "present.cosCacheT";
-const $q177 = ": pass `rotate_q`";
-const $q178 = "attrs.sparse_block_size";
-const $q179 = "ef7bb38d08559d38";
-const $q180 = ": no shader was built for pass `split_attend` with ";
-const $q181 = "present_key";
-const $q182 = "pastKeyT";
-const $q183 = "present_value";
-const $q184 = "pastValueT";
-const $q185 = "total_sequence_length";
-const $q186 = "totalSequenceLengthT";
-const $q187 = "key_total_sequence_lengths";
-const $q188 = "keyTotalSequenceLengthsT";
-const $q189 = "cos_cache";
-const $q190 = "cosCacheT";
-const $q191 = "sin_cache";
-const $q192 = "sinCacheT";
-const $q193 = "rotatedQuery";
-const $q194 = "block_row_indices";
-const $q195 = "blockRowIndicesT";
-const $q196 = "block_col_indices";
-const $q197 = "blockColIndicesT";
-const $q198 = "partial";
-const $q199 = "uniform field `params.rowStride`";
-const $q200 = ": pass `split_attend`";
-const $q201 = "the shape of intermediate `rotatedQuery`";
-const $q202 = "the shape of intermediate `partial`";
-const $q203 = "ecd9da5f041404dd";
-const $q204 = ": no shader was built for pass `attend` with ";
-const $q205 = ": pass `attend`";
-const $q206 = "layoutShapeOk";
-const $q207 = "rotaryHalf";
-const $q208 = "rotaryDim";
-const $q209 = "ranks.cosCacheT";
-const $q210 = "ranks.sinCacheT";
-const $q211 = "shapes.sinCacheT";
-const $q212 = "shapes.cosCacheT";
-const $q213 = "tensorDtypes.cosCacheT";
-const $q214 = "tensorDtypes.sinCacheT";
-const $q215 = "rotaryOk";
-const $q216 = "indexFits";
-const $q217 = "numLayout";
-const $q218 = "usesRotary";
-const $q219 = "seqLen";
-const $q220 = "shapes.pastValueT";
-const $q221 = "shapes.pastKeyT";
-const $q222 = "maxNnz";
-const $q223 = "sparseContractOk";
-const $q224 = "attnWorkgroupSize";
-const $q225 = "bindingsFit";
-const $q226 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q227 = "dim(shapes.queryT, 2)";
-const $q228 = "attnStorageBytes";
-const $q229 = "attnStorageFits";
-const $q230 = "sparsePartialBytes";
-const $q231 = "sparseSplitFits";
-const $q232 = "sparseMergeWg";
-const $q233 = "params.seqLen";
-const $q234 = "append";
-const $q235 = "SparseAttention.AppendKV";
-const $q236 = "params.numLayout";
-const $q237 = "params.rowStride";
-const $q238 = "params.colStride";
-const $q239 = "params.maxCacheSeq";
-const $q240 = "split_attend";
-const $q241 = "SparseAttention.AttendSplitK";
-const $q242 = "53e66795f9f06e1d";
-const $q243 = ": no shader was built for pass `append` with ";
-const $q244 = "e2e85934a2ff68b0";
-const $q245 = ": no shader was built for pass `rotate_q` with ";
-const $q246 = "intermediate `rotatedQuery`";
-const $q247 = "intermediate `partial`";
-const $q248 = "5a474934870ba7e5";
-const $q249 = "shapes.keyT";
-const $q250 = "shapes.valueT";
-const $q251 = "f0b09462c4c98544";
-const $q252 = "6a660dd43e311763";
-const $q253 = "a4768a1ecce226ae";
-const $q254 = "attend";
-const $q255 = "SparseAttention.Attend";
-const $q256 = "do_rotary";
-const $q257 = "rotary_interleaved";
-const $q258 = "sparse_block_size";
-const $q259 = "; allowed values: 0, 1";
+const $q8 = "; dimensions must be non-negative integers";
+const $q9 = " has dtype ";
+const $q10 = " \u0060";
+const $q11 = "\u0060";
+const $q12 = " = ";
+const $q13 = ": attribute \u0060";
+const $q14 = " / 0)";
+const $q15 = "modulo by zero (";
+const $q16 = " % 0)";
+const $q17 = "): ";
+const $q18 = "axis out of range for rank ";
+const $q19 = "the axis is not an integer";
+const $q20 = ": tensor \u0060";
+const $q21 = "\u0060 is absent in this call";
+const $q22 = "in \u0060";
+const $q23 = "error: ";
+const $q24 = "eval";
+const $q25 = " failed: ";
+const $q26 = "dim(shapes.";
+const $q27 = " bytes, more than ";
+const $q28 = "missing_shader";
+const $q29 = ": uniform field \u0060";
+const $q30 = "uniform";
+const $q31 = "input";
+const $q32 = "output";
+const $q33 = "scratch";
+const $q34 = "main";
+const $q35 = "PagedAttention";
+const $q36 = "attrs.kv_num_heads";
+const $q37 = "attrs.num_heads";
+const $q38 = "dim(shapes.keyCacheT, 1)";
+const $q39 = "dim(shapes.keyCacheT, 3)";
+const $q40 = "present.keyT";
+const $q41 = "present.slotMappingT";
+const $q42 = ": no shader was built for pass `scatter` with ";
+const $q43 = ": no shader was built for pass `split_attention` with ";
+const $q44 = ": no shader was built for pass `merge` with ";
+const $q45 = "maxStorageBufferBindingSize";
+const $q46 = "key";
+const $q47 = "keyT";
+const $q48 = "value";
+const $q49 = "valueT";
+const $q50 = "key_cache";
+const $q51 = "keyCacheT";
+const $q52 = "value_cache";
+const $q53 = "valueCacheT";
+const $q54 = "cumulative_sequence_length";
+const $q55 = "cumulativeSequenceLengthT";
+const $q56 = "past_seqlens";
+const $q57 = "pastSeqlensT";
+const $q58 = "block_table";
+const $q59 = "blockTableT";
+const $q60 = "params";
+const $q61 = "uniform field `params.batchSize`";
+const $q62 = "uniform field `params.scatterCount`";
+const $q63 = "dispatch x";
+const $q64 = "dispatch y";
+const $q65 = ": pass `scatter`";
+const $q66 = "query";
+const $q67 = "queryT";
+const $q68 = "partial_out";
+const $q69 = "partialOut";
+const $q70 = "partial_stats";
+const $q71 = "partialStats";
+const $q72 = "uniform field `params.scale`";
+const $q73 = "dispatch z";
+const $q74 = ": pass `split_attention`";
+const $q75 = "outputT";
+const $q76 = ": pass `merge`";
+const $q77 = "the shape of intermediate `partialOut`";
+const $q78 = "the shape of intermediate `partialStats`";
+const $q79 = "slot_mapping";
+const $q80 = "slotMappingT";
+const $q81 = ": no shader was built for pass `main` with ";
+const $q82 = ": pass `main`";
+const $q83 = "headLayoutOk";
+const $q84 = "batchSize";
+const $q85 = "qHidden";
+const $q86 = "ranks.slotMappingT";
+const $q87 = "slotShapeOk";
+const $q88 = "shapes.valueCacheT";
+const $q89 = "shapes.keyCacheT";
+const $q90 = "headSize";
+const $q91 = "\"float16\"";
+const $q92 = "tensorDtypes.queryT";
+const $q93 = "attrs.num_heads % attrs.kv_num_heads";
+const $q94 = "maxBlocks";
+const $q95 = "dim(shapes.outputT, 0)";
+const $q96 = "tokenCount";
+const $q97 = "dim(shapes.outputT, 1)";
+const $q98 = "`true` is false";
+const $q99 = "`present.slotMappingT` is false";
+const $q100 = "cacheShapeOk";
+const $q101 = "ioShapeOk";
+const $q102 = "pagedContractOk";
+const $q103 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q104 = "65535";
+const $q105 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q106 = "1024";
+const $q107 = "dispatchFits";
+const $q108 = "numSplits";
+const $q109 = "headVec";
+const $q110 = "pagedSplitScratchBytes";
+const $q111 = "pagedSplitStatsBytes";
+const $q112 = "pagedSplitWg";
+const $q113 = "pagedSplitFits";
+const $q114 = "cacheVec4Ok";
+const $q115 = "device.limits.maxStorageBufferBindingSize";
+const $q116 = "134217728";
+const $q117 = "device.limits.maxBufferSize";
+const $q118 = "268435456";
+const $q119 = "device.limits.maxComputeWorkgroupSizeX";
+const $q120 = "pagedMergeWg";
+const $q121 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q122 = "32768";
+const $q123 = "qPerKv";
+const $q124 = "pagedSplitStorageBytes";
+const $q125 = "pagedSplitStorageFits";
+const $q126 = "kvHidden";
+const $q127 = "ranks.keyT";
+const $q128 = "ranks.valueT";
+const $q129 = "tensorDtypes.keyT";
+const $q130 = "float16";
+const $q131 = "tensorDtypes.valueT";
+const $q132 = "separateKv";
+const $q133 = "`present.keyT` is false";
+const $q134 = "`present.valueT` is false";
+const $q135 = "dim(shapes.keyT, 0)";
+const $q136 = "dim(shapes.keyT, 1)";
+const $q137 = "dim(shapes.queryT, 1)";
+const $q138 = "params.batchSize";
+const $q139 = "params.scatterCount";
+const $q140 = "scatter";
+const $q141 = "PagedAttention.ScatterKV";
+const $q142 = "scale";
+const $q143 = "params.scale";
+const $q144 = "merge";
+const $q145 = "intermediate `partialOut`";
+const $q146 = "intermediate `partialStats`";
+const $q147 = "packedStride";
+const $q148 = "present.valueT";
+const $q149 = "packedKv";
+const $q150 = "pagedAttnWg";
+const $q151 = "pagedAttnStorageBytes";
+const $q152 = "pagedAttnStorageFits";
+const $q153 = "outputStoreOk";
+const $q154 = "the shape of output `outputT`";
+const $q155 = "contract";
+const $q156 = "no_variant";
+const $q157 = ": unknown input `";
+const $q158 = ": unknown output `";
+const $q159 = "is_causal";
+const $q160 = "kv_num_heads";
+const $q161 = "num_heads";
+const $q162 = ": unknown attribute `";
+const $q163 = ": T = ";
+const $q164 = " is not allowed; allowed: float16";
+const $q165 = "int32";
+const $q166 = " is not allowed; allowed: int32";
+const $q167 = ": attribute `kv_num_heads` is required";
+const $q168 = ": attribute `num_heads` is required";
+const $q169 = ": nothing was built for ";
+const $q170 = " on profile mobile-1024-f16";
+const $q171 = "SparseAttention";
+const $q172 = ": pass `append`";
+const $q173 = "attrs.do_rotary";
+const $q174 = "attrs.rotary_interleaved";
+const $q175 = "dim(shapes.cosCacheT, 1)";
+const $q176 = "dim(shapes.pastKeyT, 3)";
+const $q177 = "present.cosCacheT";
+const $q178 = ": pass `rotate_q`";
+const $q179 = "attrs.sparse_block_size";
+const $q180 = "ef7bb38d08559d38";
+const $q181 = ": no shader was built for pass `split_attend` with ";
+const $q182 = "present_key";
+const $q183 = "pastKeyT";
+const $q184 = "present_value";
+const $q185 = "pastValueT";
+const $q186 = "total_sequence_length";
+const $q187 = "totalSequenceLengthT";
+const $q188 = "key_total_sequence_lengths";
+const $q189 = "keyTotalSequenceLengthsT";
+const $q190 = "cos_cache";
+const $q191 = "cosCacheT";
+const $q192 = "sin_cache";
+const $q193 = "sinCacheT";
+const $q194 = "rotatedQuery";
+const $q195 = "block_row_indices";
+const $q196 = "blockRowIndicesT";
+const $q197 = "block_col_indices";
+const $q198 = "blockColIndicesT";
+const $q199 = "partial";
+const $q200 = "uniform field `params.rowStride`";
+const $q201 = ": pass `split_attend`";
+const $q202 = "the shape of intermediate `rotatedQuery`";
+const $q203 = "the shape of intermediate `partial`";
+const $q204 = "ecd9da5f041404dd";
+const $q205 = ": no shader was built for pass `attend` with ";
+const $q206 = ": pass `attend`";
+const $q207 = "layoutShapeOk";
+const $q208 = "rotaryHalf";
+const $q209 = "rotaryDim";
+const $q210 = "ranks.cosCacheT";
+const $q211 = "ranks.sinCacheT";
+const $q212 = "shapes.sinCacheT";
+const $q213 = "shapes.cosCacheT";
+const $q214 = "tensorDtypes.cosCacheT";
+const $q215 = "tensorDtypes.sinCacheT";
+const $q216 = "rotaryOk";
+const $q217 = "indexFits";
+const $q218 = "numLayout";
+const $q219 = "usesRotary";
+const $q220 = "seqLen";
+const $q221 = "shapes.pastValueT";
+const $q222 = "shapes.pastKeyT";
+const $q223 = "maxNnz";
+const $q224 = "sparseContractOk";
+const $q225 = "attnWorkgroupSize";
+const $q226 = "bindingsFit";
+const $q227 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q228 = "dim(shapes.queryT, 2)";
+const $q229 = "attnStorageBytes";
+const $q230 = "attnStorageFits";
+const $q231 = "sparsePartialBytes";
+const $q232 = "sparseSplitFits";
+const $q233 = "sparseMergeWg";
+const $q234 = "params.seqLen";
+const $q235 = "append";
+const $q236 = "SparseAttention.AppendKV";
+const $q237 = "params.numLayout";
+const $q238 = "params.rowStride";
+const $q239 = "params.colStride";
+const $q240 = "params.maxCacheSeq";
+const $q241 = "split_attend";
+const $q242 = "SparseAttention.AttendSplitK";
+const $q243 = "53e66795f9f06e1d";
+const $q244 = ": no shader was built for pass `append` with ";
+const $q245 = "e2e85934a2ff68b0";
+const $q246 = ": no shader was built for pass `rotate_q` with ";
+const $q247 = "intermediate `rotatedQuery`";
+const $q248 = "intermediate `partial`";
+const $q249 = "5a474934870ba7e5";
+const $q250 = "shapes.keyT";
+const $q251 = "shapes.valueT";
+const $q252 = "f0b09462c4c98544";
+const $q253 = "6a660dd43e311763";
+const $q254 = "a4768a1ecce226ae";
+const $q255 = "attend";
+const $q256 = "SparseAttention.Attend";
+const $q257 = "do_rotary";
+const $q258 = "rotary_interleaved";
+const $q259 = "sparse_block_size";
+const $q260 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -413,21 +414,21 @@ function $td(v: unknown, kernel: string, what: string, id: string): TensorSnap |
     else ok = false;
     shape[i] = d as number;
   }
-  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + "; dimensions must be non-negative integers");
-  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q8 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
+  if (!ok) $badTensor(kernel, what, id, $q7 + $show(shape) + $q8);
+  if (typeof dtype !== "string") return $badTensor(kernel, what, id, $q9 + $show(dtype) + "; a dtype must be a string such as \"float16\"");
   return { shape, dtype, n: p };
 }
 /** Fails for a tensor description of the wrong form. */
 function $badTensor(kernel: string, what: string, id: string, detail: string): never {
-  return $fail($q0, kernel + ": " + what + $q9 + id + $q10 + detail);
+  return $fail($q0, kernel + ": " + what + $q10 + id + $q11 + detail);
 }
 /** Fails for a required tensor the call does not give. */
 function $missing(kernel: string, what: string, id: string): never {
-  return $fail($q0, kernel + ": required " + what + $q9 + id + "\u0060 is missing");
+  return $fail($q0, kernel + ": required " + what + $q10 + id + "\u0060 is missing");
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q8 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q11 + prev);
+  return $badTensor(kernel, what, id, $q9 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q12 + prev);
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
@@ -448,13 +449,13 @@ function $num(v: unknown, int: boolean, kernel: string, name: string): void {
 }
 /** Fails for an attribute value of the wrong type. */
 function $badAttr(kernel: string, name: string, want: string, v: unknown): never {
-  return $fail($q0, kernel + $q12 + name + "\u0060 must be " + want + $q4 + $show(v));
+  return $fail($q0, kernel + $q13 + name + "\u0060 must be " + want + $q4 + $show(v));
 }
 /** A snapshot of an attribute value: a list is copied (own elements, at most 65536), anything else kept. */
 function $av(v: unknown, kernel: string, name: string): unknown {
   if (!Array.isArray(v)) return v;
   const n = v.length;
-  if (n > 65536) $fail($q0, kernel + $q12 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
+  if (n > 65536) $fail($q0, kernel + $q13 + name + "\u0060 has " + n + " elements; at most 65536 are supported");
   const out: unknown[] = [];
   for (let i = 0; i < n; i++) out.push($hasOwn.call(v, i) ? v[i] : undefined);
   return out;
@@ -487,21 +488,21 @@ function $mulN(a: number, b: number): number {
   return $isSafe(r) || !$isI(a, b) ? r : $overflow(r);
 }
 function $fdivI(a: number, b: number): number {
-  if (b === 0) $err("integer division by zero (" + a + $q13);
+  if (b === 0) $err("integer division by zero (" + a + $q14);
   return $chk($floor(a / b));
 }
 function $modI(a: number, b: number): number {
-  if (b === 0) $err($q14 + a + $q15);
+  if (b === 0) $err($q15 + a + $q16);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r === 0 ? 0 : r;
 }
 function $modF(a: number, b: number): number {
-  if (b === 0) $err($q14 + a + $q15);
+  if (b === 0) $err($q15 + a + $q16);
   const r = a % b;
   return r !== 0 && r < 0 !== b < 0 ? r + b : r;
 }
 function $divF(a: number, b: number): number {
-  if (b === 0) $err("division by zero (" + a + $q13);
+  if (b === 0) $err("division by zero (" + a + $q14);
   return a / b;
 }
 function $divN(a: number, b: number): number {
@@ -512,7 +513,7 @@ function $modN(a: number, b: number): number {
 }
 function $dimS(shape: readonly number[], axis: number, what: string): number {
   const rank = shape.length;
-  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q16 + ($isInt(axis) ? $q17 + rank : $q18));
+  if (!$isInt(axis) || axis < -rank || axis >= rank) $err("dim(" + what + ", " + axis + $q17 + ($isInt(axis) ? $q18 + rank : $q19));
   return shape[axis < 0 ? axis + rank : axis]!;
 }
 function $ceilDiv(a: number, b: number): number {
@@ -532,7 +533,7 @@ function $same(a: readonly number[], b: readonly number[]): boolean {
   return true;
 }
 function $need(t: TensorDesc | null, what: string, id: string): TensorDesc {
-  if (t === null) $err(what + $q19 + id + $q20);
+  if (t === null) $err(what + $q20 + id + $q21);
   return t;
 }
 function $attr(v: unknown, name: string): V {
@@ -540,7 +541,7 @@ function $attr(v: unknown, name: string): V {
   return v as V;
 }
 function $wrap(e: unknown, name: string): unknown {
-  if (e instanceof EvalFailure && !e.message.startsWith($q21)) return new EvalFailure($q21 + name + "\u0060: " + e.message);
+  if (e instanceof EvalFailure && !e.message.startsWith($q22)) return new EvalFailure($q22 + name + "\u0060: " + e.message);
   return e;
 }
 /** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
@@ -577,7 +578,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q22 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q23 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -590,25 +591,25 @@ function $sv(f: () => unknown): string {
  * text is the gaps with the operands' texts between them, or the one gap alone.
  */
 function $why(path: readonly string[], gaps: readonly string[], parts: readonly (string | (() => unknown))[]): string {
-  let s = $where(path) + $q10 + gaps[0]!;
+  let s = $where(path) + $q11 + gaps[0]!;
   for (let i = 1; i < gaps.length; i++) s += (parts[2 * i - 2] as string) + gaps[i]!;
   s += "\u0060 is false (";
   for (let i = 0; i < parts.length; i += 2) {
     const v = parts[i + 1]!;
-    s += (i ? ", " : "") + (parts[i] as string) + $q11 + (typeof v === "function" ? $sv(v) : v);
+    s += (i ? ", " : "") + (parts[i] as string) + $q12 + (typeof v === "function" ? $sv(v) : v);
   }
   return s + ")";
 }
 function $where(path: readonly string[]): string {
   let s = "";
-  for (const p of path) s += (s ? " > " : "in ") + $q10 + p + $q10;
+  for (const p of path) s += (s ? " > " : "in ") + $q11 + p + $q11;
   return s ? s + ": " : "";
 }
 function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q23, prefix + ": " + what + $q24 + e.message);
+  if (e instanceof EvalFailure) $fail($q24, prefix + ": " + what + $q25 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -616,7 +617,7 @@ function $unheld(e: unknown): false {
   throw e;
 }
 function $condFail(e: unknown, text: string): string {
-  if (e instanceof EvalFailure) return $q10 + text + "\u0060 could not be evaluated: " + e.message;
+  if (e instanceof EvalFailure) return $q11 + text + "\u0060 could not be evaluated: " + e.message;
   throw e;
 }
 /** Why a condition does not hold: the failure of its evaluation (f) when it fails, else its explanation (why). */
@@ -629,10 +630,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q25 + id + ", " + ax + "): tensor \u0060" + id + $q20);
+  if (t === null) $err($q26 + id + ", " + ax + "): tensor \u0060" + id + $q21);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q25 + id + ", " + ax + $q16 + ($isInt(ax) ? $q17 + rank : $q18));
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q26 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -643,9 +644,14 @@ function $product(shape: readonly number[]): number {
 function $round4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
+/** A dimension of an intermediate's shape, or an eval error when it is not a non-negative integer. */
+function $sdim(d: unknown, prefix: string, id: string): number {
+  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q24, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
+  return d as number;
+}
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q23, prefix + ": " + what + " needs " + size + $q26 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q24, prefix + ": " + what + " needs " + size + $q27 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -654,7 +660,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q23, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q24, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -665,20 +671,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q27, head + s + tail);
+  return $fail($q28, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q27, head + s + tail);
+  return $fail($q28, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q23, prefix + $q28 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q24, prefix + $q29 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -689,19 +695,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q23, prefix + $q28 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q24, prefix + $q29 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q23, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q24, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q29] as const;
-const BK = [$q30, $q31, $q32, $q29] as const;
+const BT = ["storage", "read-only-storage", $q30] as const;
+const BK = [$q31, $q32, $q33, $q30] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -713,14 +719,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q32 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q33 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q33, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q34, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -730,14 +736,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q23, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q24, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q23, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q24 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q24, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q25 + e.message);
   throw e;
 }
 /**
@@ -745,7 +751,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q23, prefix + ": " + whats[st - 1] + $q24 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q24, prefix + ": " + whats[st - 1] + $q25 + e.message);
   throw e;
 }
 /**
@@ -755,7 +761,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q23, lim[2] + $q19 + id + "\u0060 needs " + size + $q26 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q24, lim[2] + $q20 + id + "\u0060 needs " + size + $q27 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -788,7 +794,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q34;
+const K0 = $q35;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -801,82 +807,82 @@ const K0A0V8: readonly string[] = ["", " >= 2"];
 const K0A0V9: readonly string[] = ["", " == 2"];
 const K0A0V10: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q35, $q36, $q37, $q38, $q39, $q40];
+const K0A0V11: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
 const K0A0S1 = " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q35, $q36, $q37, $q38, $q39];
+const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q36, $q38];
+const K0A0V13: readonly string[] = [$q37, $q39];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q44, K0A0V13, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q34;
-const K0A0V14: readonly [number, string, string] = [134217728, $q44, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q49, 0, $q50, $q51, 0, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q59, 11, 0]);
-const K0A0V16: readonly string[] = [$q60, $q61, $q62, $q63];
-const K0A0S3 = K0A0S0 + $q64;
-const K0A0V17: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q67, 6, $q68, $q69, 6, $q70, $q59, 11, 0]);
-const K0A0V18: readonly string[] = [$q60, $q71, $q72];
-const K0A0S4 = K0A0S0 + $q73;
-const K0A0V19: readonly BindingPlan[] = $bl([$q67, 7, $q68, $q69, 7, $q70, $q31, 3, $q74]);
-const K0A0S5 = K0A0S0 + $q75;
-const K0A0V20: readonly string[] = [K0A0S0, $q76, K0A0S0, $q77];
+const K0A0S2 = $q35;
+const K0A0V14: readonly [number, string, string] = [134217728, $q45, K0A0S2];
+const K0A0V15: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
+const K0A0V16: readonly string[] = [$q61, $q62, $q63, $q64];
+const K0A0S3 = K0A0S0 + $q65;
+const K0A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q68, 6, $q69, $q70, 6, $q71, $q60, 11, 0]);
+const K0A0V18: readonly string[] = [$q61, $q72, $q73];
+const K0A0S4 = K0A0S0 + $q74;
+const K0A0V19: readonly BindingPlan[] = $bl([$q68, 7, $q69, $q70, 7, $q71, $q32, 3, $q75]);
+const K0A0S5 = K0A0S0 + $q76;
+const K0A0V20: readonly string[] = [K0A0S0, $q77, K0A0S0, $q78];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q49, 0, $q50, $q51, 0, $q52, $q78, 1, $q79, $q59, 11, 0]);
-const K0A0V22: readonly string[] = [$q61, $q62, $q63];
-const K0A0S7 = K0A0S6 + $q64;
-const K0A0S8 = K0A0S6 + $q73;
-const K0A0S9 = K0A0S6 + $q75;
-const K0A0V23: readonly string[] = [K0A0S6, $q76, K0A0S6, $q77];
+const K0A0V21: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
+const K0A0V22: readonly string[] = [$q62, $q63, $q64];
+const K0A0S7 = K0A0S6 + $q65;
+const K0A0S8 = K0A0S6 + $q74;
+const K0A0S9 = K0A0S6 + $q76;
+const K0A0V23: readonly string[] = [K0A0S6, $q77, K0A0S6, $q78];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 0, $q50, $q51, 0, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q59, 11, 0]);
-const K0A0S11 = K0A0S10 + $q64;
-const K0A0S12 = K0A0S10 + $q73;
-const K0A0S13 = K0A0S10 + $q75;
-const K0A0V25: readonly string[] = [K0A0S10, $q76, K0A0S10, $q77];
+const K0A0V24: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
+const K0A0S11 = K0A0S10 + $q65;
+const K0A0S12 = K0A0S10 + $q74;
+const K0A0S13 = K0A0S10 + $q76;
+const K0A0V25: readonly string[] = [K0A0S10, $q77, K0A0S10, $q78];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q41, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 0, $q50, $q51, 0, $q52, $q78, 1, $q79, $q59, 11, 0]);
-const K0A0S15 = K0A0S14 + $q64;
-const K0A0S16 = K0A0S14 + $q73;
-const K0A0S17 = K0A0S14 + $q75;
-const K0A0V27: readonly string[] = [K0A0S14, $q76, K0A0S14, $q77];
+const K0A0V26: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
+const K0A0S15 = K0A0S14 + $q65;
+const K0A0S16 = K0A0S14 + $q74;
+const K0A0S17 = K0A0S14 + $q76;
+const K0A0V27: readonly string[] = [K0A0S14, $q77, K0A0S14, $q78];
 const K0A0V28: readonly string[] = ["", " or ", ""];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q80, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q64;
-const K0A0V29: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q49, 1, $q50, $q51, 1, $q52, $q53, 1, $q54, $q55, 1, $q56, $q57, 1, $q58, $q31, 3, $q74, $q59, 11, 0]);
-const K0A0V30: readonly string[] = [$q60, $q71];
-const K0A0S20 = K0A0S18 + $q81;
+const K0A0S19 = K0A0S18 + $q65;
+const K0A0V29: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q32, 3, $q75, $q60, 11, 0]);
+const K0A0V30: readonly string[] = [$q61, $q72];
+const K0A0S20 = K0A0S18 + $q82;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q64;
-const K0A0S23 = K0A0S21 + $q81;
+const K0A0S22 = K0A0S21 + $q65;
+const K0A0S23 = K0A0S21 + $q82;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q80, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q64;
-const K0A0S26 = K0A0S24 + $q81;
+const K0A0S25 = K0A0S24 + $q65;
+const K0A0S26 = K0A0S24 + $q82;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q64;
-const K0A0S29 = K0A0S27 + $q81;
+const K0A0S28 = K0A0S27 + $q65;
+const K0A0S29 = K0A0S27 + $q82;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -945,7 +951,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q82);
+    throw $wrap(e, $q83);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -953,7 +959,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q83);
+    throw $wrap(e, $q84);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -965,7 +971,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q85);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -975,9 +981,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q79) === o.s0[0]) && ($need(o.t8, $q85, $q79).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q80) === o.s0[0]) && ($need(o.t8, $q86, $q80).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q86);
+    throw $wrap(e, $q87);
   }
 }
 /** derive "pagedContractOk": memo m7 */
@@ -986,27 +992,27 @@ function K0A0_d7(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q87, () => o.s4, $q88, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q35, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q89, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q90, $q91, $q90])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q88, () => o.s4, $q89, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q90, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q91, $q92, $q91])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => $why(path, K0A0V3, [$q92, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q93, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q83, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q83, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q83, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q93, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q84, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q84, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q84, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q94, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q94, () => o.t9!.shape[0], $q95, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q96, () => o.t9!.shape[1], $q84, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q91, $q90])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q95, () => o.t9!.shape[0], $q96, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q97, () => o.t9!.shape[1], $q85, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q92, $q91])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q79) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q79), $q95, () => o.s0[0]]), () => $why(path, K0A0V6, [$q85, () => $need(o.t8, $q85, $q79).shape.length])]) : c === false ? $where(path) + $q97 : $where(path) + $q98)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q80) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q80), $q96, () => o.s0[0]]), () => $why(path, K0A0V6, [$q86, () => $need(o.t8, $q86, $q80).shape.length])]) : c === false ? $where(path) + $q98 : $where(path) + $q99)($try(() => (o.t8 !== null)));
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q99]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q82]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q100]), () => K0A0_x5(o, [...path, $q86])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q100]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q83]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q101]), () => K0A0_x5(o, [...path, $q87])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1018,7 +1024,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q101, () => K0A0_x0(o, [...[], $q101]));
+  return $condWhy(() => K0A0_d7(o), $q102, () => K0A0_x0(o, [...[], $q102]));
 }
 /** derive "dispatchFits": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
@@ -1026,7 +1032,7 @@ function K0A0_d8(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q95, () => o.s0[0], $q102, $q103]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a2, $q102, $q103]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q104, $q105])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q96, () => o.s0[0], $q103, $q104]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q37, () => o.a2, $q103, $q104]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q105, $q106])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1038,7 +1044,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q106, () => K0A0_x6(o, [...[], $q106]));
+  return $condWhy(() => K0A0_d8(o), $q107, () => K0A0_x6(o, [...[], $q107]));
 }
 /** derive "pagedKeyCeiling": memo m9 */
 function K0A0_d9(o: K0A0): number {
@@ -1069,7 +1075,7 @@ function K0A0_d12(o: K0A0): number {
   try {
     return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((2048 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "cacheVec4Ok": memo m13 */
@@ -1082,7 +1088,7 @@ function K0A0_d14(o: K0A0): number {
   try {
     return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q108);
+    throw $wrap(e, $q109);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m15 */
@@ -1090,7 +1096,7 @@ function K0A0_d15(o: K0A0): number {
   try {
     return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q109);
+    throw $wrap(e, $q110);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m16 */
@@ -1098,7 +1104,7 @@ function K0A0_d16(o: K0A0): number {
   try {
     return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q110);
+    throw $wrap(e, $q111);
   }
 }
 /** derive "pagedSplitWg": memo m17 */
@@ -1106,7 +1112,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q111);
+    throw $wrap(e, $q112);
   }
 }
 /** derive "pagedMergeWg": memo m18 */
@@ -1118,7 +1124,7 @@ function K0A0_d19(o: K0A0): boolean {
   try {
     return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q112);
+    throw $wrap(e, $q113);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1128,7 +1134,7 @@ function K0A0_x8(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q107, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q113]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q108, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d15(o), $q114, $q115]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d15(o), $q116, $q117]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d16(o), $q114, $q115]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d16(o), $q116, $q117]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q107, () => K0A0_d12(o), $q102, $q103]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d14(o), $q104, $q105]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d14(o), $q118, $q105]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d17(o), $q104, $q105]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d17(o), $q118, $q105]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d18(o), $q104, $q105]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d18(o), $q118, $q105]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q120, $q121])]);
+  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q108, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q114]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q109, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d15(o), $q115, $q116]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d15(o), $q117, $q118]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d16(o), $q115, $q116]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d16(o), $q117, $q118]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d12(o), $q103, $q104]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d14(o), $q105, $q106]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d14(o), $q119, $q106]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q112, () => K0A0_d17(o), $q105, $q106]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q112, () => K0A0_d17(o), $q119, $q106]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d18(o), $q105, $q106]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d18(o), $q119, $q106]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q121, $q122])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1140,14 +1146,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q112, () => K0A0_x7(o, [...[], $q112]));
+  return $condWhy(() => K0A0_d19(o), $q113, () => K0A0_x7(o, [...[], $q113]));
 }
 /** derive "qPerKv": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q122);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m21 */
@@ -1155,7 +1161,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q123);
+    throw $wrap(e, $q124);
   }
 }
 /** derive "pagedSplitStorageFits": memo m22 */
@@ -1164,7 +1170,7 @@ function K0A0_d22(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q123, () => K0A0_d21(o), $q120, $q121]);
+  return $why(path, K0A0V7, [$q124, () => K0A0_d21(o), $q121, $q122]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1176,27 +1182,27 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q124, () => K0A0_x9(o, [...[], $q124]));
+  return $condWhy(() => K0A0_d22(o), $q125, () => K0A0_x9(o, [...[], $q125]));
 }
 /** derive "kvHidden": memo m23 */
 function K0A0_d23(o: K0A0): number {
   try {
     return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q125);
+    throw $wrap(e, $q126);
   }
 }
 /** derive "separateKv": memo m24 */
 function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q126, $q46).shape.length === 2)) && ($need(o.t2, $q127, $q48).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q48) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q46) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q48) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q128, $q46).dtype === $q129)) && ($need(o.t2, $q130, $q48).dtype === $q129)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q127, $q47).shape.length === 2)) && ($need(o.t2, $q128, $q49).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q49) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q129, $q47).dtype === $q130)) && ($need(o.t2, $q131, $q49).dtype === $q130)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q131);
+    throw $wrap(e, $q132);
   }
 }
 /** why "separateKv" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q132, () => (o.t2 !== null), () => $where(path) + $q133, () => ($need(o.t1, $q126, $q46).shape.length === 2), () => $why(path, K0A0V9, [$q126, () => $need(o.t1, $q126, $q46).shape.length]), () => ($need(o.t2, $q127, $q48).shape.length === 2), () => $why(path, K0A0V9, [$q127, () => $need(o.t2, $q127, $q48).shape.length]), () => ($dimT(o.t1, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, [$q134, () => $dimT(o.t1, (0 as number), $q46), $q95, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q48) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q48), $q95, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q46) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (1 as number), $q46), $q125, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q48) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q48), $q125, () => K0A0_d23(o)]), () => ($need(o.t1, $q128, $q46).dtype === $q129), () => $why(path, K0A0V1, [$q128, () => $need(o.t1, $q128, $q46).dtype, $q91, $q90]), () => ($need(o.t2, $q130, $q48).dtype === $q129), () => $why(path, K0A0V1, [$q130, () => $need(o.t2, $q130, $q48).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q136, () => o.s0[1], $q84, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q133, () => (o.t2 !== null), () => $where(path) + $q134, () => ($need(o.t1, $q127, $q47).shape.length === 2), () => $why(path, K0A0V9, [$q127, () => $need(o.t1, $q127, $q47).shape.length]), () => ($need(o.t2, $q128, $q49).shape.length === 2), () => $why(path, K0A0V9, [$q128, () => $need(o.t2, $q128, $q49).shape.length]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (0 as number), $q47), $q96, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q49), $q96, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q136, () => $dimT(o.t1, (1 as number), $q47), $q126, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q49) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q49), $q126, () => K0A0_d23(o)]), () => ($need(o.t1, $q129, $q47).dtype === $q130), () => $why(path, K0A0V1, [$q129, () => $need(o.t1, $q129, $q47).dtype, $q92, $q91]), () => ($need(o.t2, $q131, $q49).dtype === $q130), () => $why(path, K0A0V1, [$q131, () => $need(o.t2, $q131, $q49).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q137, () => o.s0[1], $q85, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1208,7 +1214,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q131, () => K0A0_x10(o, [...[], $q131]));
+  return $condWhy(() => K0A0_d24(o), $q132, () => K0A0_x10(o, [...[], $q132]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1216,32 +1222,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q40, () => (o.t8 !== null)]);
+  return $why([], K0A0V10, [$q41, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q46);
-    const q0 = $buf(o.t1!, $q46, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q47, $q48);
-    const q1 = $buf(o.t2!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q52, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q54, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q56, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q58, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q46, $q47);
+    const q0 = $buf(o.t1!, $q47, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q48, $q49);
+    const q1 = $buf(o.t2!, $q49, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q4 = $buf(o.t5!, $q55, 4, K0A0V14);
+    const q5 = $buf(o.t6!, $q57, 4, K0A0V14);
+    const q6 = $buf(o.t7!, $q59, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
+    const b7 = [$u32(r0, pp, $q138), $u32(r1, pp, $q139), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q140, $q141, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1249,17 +1255,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q141) : 0);
-    const b8 = [$u32(r0, pp, $q137), $f32(r1, pp, $q142), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
+    const b8 = [$u32(r0, pp, $q138), $f32(r1, pp, $q143), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1271,10 +1277,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q74, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q75, 2, K0A0V14);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q143, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q144, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1284,11 +1290,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S0, $q144);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q69) * 4), 134217728, $q45, K0A0S0, $q145);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S0, $q145);
-    return $plan($q34, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q71) * 4), 134217728, $q45, K0A0S0, $q146);
+    return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V20, st);
   }
@@ -1305,29 +1311,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q98;
+  return $where([]) + $q99;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q46);
-    const q0 = $buf(o.t1!, $q46, 2, K0A0V14);
-    if (o.t2 === null) $omitted(pp, $q47, $q48);
-    const q1 = $buf(o.t2!, $q48, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q52, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q78, $q79);
-    const q4 = $buf(o.t8!, $q79, 4, K0A0V14);
+    if (o.t1 === null) $omitted(pp, $q46, $q47);
+    const q0 = $buf(o.t1!, $q47, 2, K0A0V14);
+    if (o.t2 === null) $omitted(pp, $q48, $q49);
+    const q1 = $buf(o.t2!, $q49, 2, K0A0V14);
+    const q2 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q3 = $buf(o.t4!, $q53, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q79, $q80);
+    const q4 = $buf(o.t8!, $q80, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q138), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q139), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q140, $q141, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1340,11 +1346,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S6, $q144);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q69) * 4), 134217728, $q45, K0A0S6, $q145);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S6, $q145);
-    return $plan($q34, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q71) * 4), 134217728, $q45, K0A0S6, $q146);
+    return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V23, st);
   }
@@ -1360,7 +1366,7 @@ function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q146);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "packedKv": memo m26 */
@@ -1369,7 +1375,7 @@ function K0A0_d26(o: K0A0): boolean {
 }
 /** why "packedKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q147, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q136, () => o.s0[1], $q146, () => K0A0_d25(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q137, () => o.s0[1], $q147, () => K0A0_d25(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1381,29 +1387,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q148, () => K0A0_x11(o, [...[], $q148]));
+  return $condWhy(() => K0A0_d26(o), $q149, () => K0A0_x11(o, [...[], $q149]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q137), $u32(r1, pp, $q138), 0, 0];
+    const b6 = [$u32(r0, pp, $q138), $u32(r1, pp, $q139), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q140, $q141, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V16, st);
   }
@@ -1416,11 +1422,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S10, $q144);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q69) * 4), 134217728, $q45, K0A0S10, $q145);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S10, $q145);
-    return $plan($q34, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q71) * 4), 134217728, $q45, K0A0S10, $q146);
+    return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V25, st);
   }
@@ -1434,21 +1440,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
-    if (o.t8 === null) $omitted(pp, $q78, $q79);
-    const q3 = $buf(o.t8!, $q79, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
+    if (o.t8 === null) $omitted(pp, $q79, $q80);
+    const q3 = $buf(o.t8!, $q80, 4, K0A0V14);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q138), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q139), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q139, $q140, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q140, $q141, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V22, st);
   }
@@ -1461,11 +1467,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K0A0S14, $q144);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q69) * 4), 134217728, $q45, K0A0S14, $q145);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K0A0S14, $q145);
-    return $plan($q34, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q71) * 4), 134217728, $q45, K0A0S14, $q146);
+    return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V27, st);
   }
@@ -1505,7 +1511,7 @@ function K0A0_d30(o: K0A0): number {
   try {
     return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q149);
+    throw $wrap(e, $q150);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m31 */
@@ -1513,7 +1519,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q150);
+    throw $wrap(e, $q151);
   }
 }
 /** derive "pagedAttnStorageFits": memo m32 */
@@ -1522,7 +1528,7 @@ function K0A0_d32(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d31(o), $q120, $q121]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q149, () => K0A0_d30(o), $q104, $q105]), () => $why(path, K0A0V7, [$q149, () => K0A0_d30(o), $q118, $q105])]);
+  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q121, $q122]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q105, $q106]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q119, $q106])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1534,7 +1540,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q151, () => K0A0_x12(o, [...[], $q151]));
+  return $condWhy(() => K0A0_d32(o), $q152, () => K0A0_x12(o, [...[], $q152]));
 }
 /** derive "outputStoreOk": memo m33 */
 function K0A0_d33(o: K0A0): boolean {
@@ -1542,7 +1548,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q113, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V28, [$q114, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1554,26 +1560,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q152, () => K0A0_x13(o, [...[], $q152]));
+  return $condWhy(() => K0A0_d33(o), $q153, () => K0A0_x13(o, [...[], $q153]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q50, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q52, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q54, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q56, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q58, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q74, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
+    const q6 = $buf(o.t9!, $q75, 2, K0A0V14);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q141) : 0);
-    const b7 = [$u32(r0, pp, $q137), $f32(r1, pp, $q142), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
+    const b7 = [$u32(r0, pp, $q138), $f32(r1, pp, $q143), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q33, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1581,7 +1587,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q34, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q35, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1592,7 +1598,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q34, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q35, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1603,7 +1609,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q34, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q35, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1614,7 +1620,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q34, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q35, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1627,18 +1633,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q34, $q153);
+    $evalFail(e, $q35, $q154);
   }
-  const h0 = $outShape(o0, 2, $q34, $q74);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q129, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q34, $q74, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q35, $q75);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q130, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q75, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q34, $q50, o.u3.shape, h1, $q88);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q51, o.u3.shape, h1, $q89);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q34, $q52, o.u4.shape, h2, $q87);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q53, o.u4.shape, h2, $q88);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q154, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q154, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q155, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q155, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1648,7 +1654,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q155, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q156, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
@@ -1677,35 +1683,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q66:
-          t0 = $td(ins[key], K0, $q30, key);
+        case $q67:
+          t0 = $td(ins[key], K0, $q31, key);
           break;
-        case $q46:
-          t1 = $td(ins[key], K0, $q30, key);
+        case $q47:
+          t1 = $td(ins[key], K0, $q31, key);
           break;
-        case $q48:
-          t2 = $td(ins[key], K0, $q30, key);
+        case $q49:
+          t2 = $td(ins[key], K0, $q31, key);
           break;
-        case $q50:
-          t3 = $td(ins[key], K0, $q30, key);
+        case $q51:
+          t3 = $td(ins[key], K0, $q31, key);
           break;
-        case $q52:
-          t4 = $td(ins[key], K0, $q30, key);
+        case $q53:
+          t4 = $td(ins[key], K0, $q31, key);
           break;
-        case $q54:
-          t5 = $td(ins[key], K0, $q30, key);
+        case $q55:
+          t5 = $td(ins[key], K0, $q31, key);
           break;
-        case $q56:
-          t6 = $td(ins[key], K0, $q30, key);
+        case $q57:
+          t6 = $td(ins[key], K0, $q31, key);
           break;
-        case $q58:
-          t7 = $td(ins[key], K0, $q30, key);
+        case $q59:
+          t7 = $td(ins[key], K0, $q31, key);
           break;
-        case $q79:
-          t8 = $td(ins[key], K0, $q30, key);
+        case $q80:
+          t8 = $td(ins[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q156 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q157 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1713,17 +1719,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q74:
-          t9 = $td(outs[key], K0, $q31, key);
+        case $q75:
+          t9 = $td(outs[key], K0, $q32, key);
           break;
-        case $q50:
-          u3 = $td(outs[key], K0, $q31, key);
+        case $q51:
+          u3 = $td(outs[key], K0, $q32, key);
           break;
-        case $q52:
-          u4 = $td(outs[key], K0, $q31, key);
+        case $q53:
+          u4 = $td(outs[key], K0, $q32, key);
           break;
         default:
-          $fail($q0, K0 + $q157 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q158 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1731,20 +1737,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q158:
+        case $q159:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q159:
+        case $q160:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q160:
+        case $q161:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q141:
+        case $q142:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q161 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q162 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1753,80 +1759,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q30, $q66);
+    $missing(K0, $q31, $q67);
   } else {
     dt0 = t0.dtype;
-    by0 = $q66;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q30, $q66);
+    by0 = $q67;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q31, $q67);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q30, $q46);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q31, $q47);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q30, $q48);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q31, $q49);
   }
   if (t3 === null) {
-    $missing(K0, $q30, $q50);
+    $missing(K0, $q31, $q51);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q30, $q50);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q31, $q51);
   }
   if (t4 === null) {
-    $missing(K0, $q30, $q52);
+    $missing(K0, $q31, $q53);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q30, $q52);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q31, $q53);
   }
   if (t5 === null) {
-    $missing(K0, $q30, $q54);
+    $missing(K0, $q31, $q55);
   } else {
     dt1 = t5.dtype;
-    by1 = $q54;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q30, $q54);
+    by1 = $q55;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q31, $q55);
   }
   if (t6 === null) {
-    $missing(K0, $q30, $q56);
+    $missing(K0, $q31, $q57);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q30, $q56);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q31, $q57);
   }
   if (t7 === null) {
-    $missing(K0, $q30, $q58);
+    $missing(K0, $q31, $q59);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q30, $q58);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q31, $q59);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q30, $q79);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q31, $q80);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q31, $q74);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q32, $q75);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q31, $q50);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q32, $q51);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q31, $q52);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q53);
   }
-  if (dt0 === undefined) dt0 = $q129;
-  else if (dt0 !== $q129) $fail($q0, K0 + $q162 + dt0 + $q163);
-  if (dt1 === undefined) dt1 = $q164;
-  else if (dt1 !== $q164) $fail($q0, K0 + ": S = " + dt1 + $q165);
-  $num(g0, false, K0, $q158);
-  $num(g1, false, K0, $q159);
-  $num(g2, false, K0, $q160);
-  $num(g3, false, K0, $q141);
+  if (dt0 === undefined) dt0 = $q130;
+  else if (dt0 !== $q130) $fail($q0, K0 + $q163 + dt0 + $q164);
+  if (dt1 === undefined) dt1 = $q165;
+  else if (dt1 !== $q165) $fail($q0, K0 + ": S = " + dt1 + $q166);
+  $num(g0, false, K0, $q159);
+  $num(g1, false, K0, $q160);
+  $num(g2, false, K0, $q161);
+  $num(g3, false, K0, $q142);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q166);
-  if (a2 === undefined) $fail($q0, K0 + $q167);
-  if (dt0 === $q129 && dt1 === $q164) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q155, K0 + $q168 + "T=" + dt0 + ", " + "S=" + dt1 + $q169);
+  if (a1 === undefined) $fail($q0, K0 + $q167);
+  if (a2 === undefined) $fail($q0, K0 + $q168);
+  if (dt0 === $q130 && dt1 === $q165) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
+  return $fail($q156, K0 + $q169 + "T=" + dt0 + ", " + "S=" + dt1 + $q170);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1860,97 +1866,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q170;
+const K1 = $q171;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q171;
-const K1A0V3: readonly string[] = [$q172, $q35, $q36, $q173, $q174, "dim(shapes.pastKeyT, 2)", $q175, $q176, $q39];
+const K1A0S1 = K1A0S0 + $q172;
+const K1A0V3: readonly string[] = [$q173, $q36, $q37, $q174, $q175, "dim(shapes.pastKeyT, 2)", $q176, $q177, $q40];
 const K1A0S2 = " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q177;
-const K1A0V4: readonly string[] = [$q35, $q36, $q173, $q174, $q175, $q176, $q39];
-const K1A0V5: readonly string[] = [$q172, $q35, $q36, $q178, $q175, $q39];
+const K1A0S3 = K1A0S0 + $q178;
+const K1A0V4: readonly string[] = [$q36, $q37, $q174, $q175, $q176, $q177, $q40];
+const K1A0V5: readonly string[] = [$q173, $q36, $q37, $q179, $q176, $q40];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q36, $q175];
+const K1A0V6: readonly string[] = [$q37, $q176];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q43, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q44, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q170;
-const K1A0V7: readonly [number, string, string] = [134217728, $q44, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q59, 11, 0]);
-const K1A0V9: readonly string[] = [$q62, $q63];
-const K1A0V10: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q189, 1, $q190, $q191, 1, $q192, $q185, 1, $q186, $q187, 1, $q188, "rotated_query", 6, $q193, $q59, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q65, 7, $q193, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 6, $q198, $q59, 11, 0]);
-const K1A0V12: readonly string[] = [$q199, $q62, $q72];
-const K1A0S5 = K1A0S0 + $q200;
-const K1A0V13: readonly BindingPlan[] = $bl([$q198, 7, $q198, $q31, 3, $q74]);
-const K1A0V14: readonly string[] = [$q72];
-const K1A0S6 = K1A0S0 + $q75;
-const K1A0V15: readonly string[] = [K1A0S0, $q201, K1A0S0, $q202];
+const K1A0S4 = $q171;
+const K1A0V7: readonly [number, string, string] = [134217728, $q45, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q60, 11, 0]);
+const K1A0V9: readonly string[] = [$q63, $q64];
+const K1A0V10: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q190, 1, $q191, $q192, 1, $q193, $q186, 1, $q187, $q188, 1, $q189, "rotated_query", 6, $q194, $q60, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q66, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q60, 11, 0]);
+const K1A0V12: readonly string[] = [$q200, $q63, $q73];
+const K1A0S5 = K1A0S0 + $q201;
+const K1A0V13: readonly BindingPlan[] = $bl([$q199, 7, $q199, $q32, 3, $q75]);
+const K1A0V14: readonly string[] = [$q73];
+const K1A0S6 = K1A0S0 + $q76;
+const K1A0V15: readonly string[] = [K1A0S0, $q202, K1A0S0, $q203];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q59, 11, 0]);
-const K1A0S8 = K1A0S7 + $q171;
-const K1A0V17: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 6, $q198, $q59, 11, 0]);
-const K1A0S9 = K1A0S7 + $q200;
-const K1A0S10 = K1A0S7 + $q75;
-const K1A0V18: readonly string[] = [K1A0S7, $q202];
+const K1A0V16: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q60, 11, 0]);
+const K1A0S8 = K1A0S7 + $q172;
+const K1A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q60, 11, 0]);
+const K1A0S9 = K1A0S7 + $q201;
+const K1A0S10 = K1A0S7 + $q76;
+const K1A0V18: readonly string[] = [K1A0S7, $q203];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q171;
-const K1A0S13 = K1A0S11 + $q177;
+const K1A0S12 = K1A0S11 + $q172;
+const K1A0S13 = K1A0S11 + $q178;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q59, 11, 0]);
-const K1A0S14 = K1A0S11 + $q200;
-const K1A0S15 = K1A0S11 + $q75;
-const K1A0V21: readonly string[] = [K1A0S11, $q201, K1A0S11, $q202];
+const K1A0V20: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q60, 11, 0]);
+const K1A0S14 = K1A0S11 + $q201;
+const K1A0S15 = K1A0S11 + $q76;
+const K1A0V21: readonly string[] = [K1A0S11, $q202, K1A0S11, $q203];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q179 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q180, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q45, 1, $q46, $q47, 1, $q48, $q181, 0, $q182, $q183, 0, $q184, $q185, 1, $q186, $q187, 1, $q188, $q59, 11, 0]);
-const K1A0S17 = K1A0S16 + $q171;
-const K1A0S18 = K1A0S16 + $q200;
-const K1A0S19 = K1A0S16 + $q75;
-const K1A0V23: readonly string[] = [K1A0S16, $q202];
+const K1A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q60, 11, 0]);
+const K1A0S17 = K1A0S16 + $q172;
+const K1A0S18 = K1A0S16 + $q201;
+const K1A0S19 = K1A0S16 + $q76;
+const K1A0V23: readonly string[] = [K1A0S16, $q203];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q171;
-const K1A0S22 = K1A0S20 + $q177;
+const K1A0S21 = K1A0S20 + $q172;
+const K1A0S22 = K1A0S20 + $q178;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q65, 7, $q193, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q31, 3, $q74, $q59, 11, 0]);
-const K1A0V25: readonly string[] = [$q199];
-const K1A0S23 = K1A0S20 + $q205;
-const K1A0V26: readonly string[] = [K1A0S20, $q201];
+const K1A0V24: readonly BindingPlan[] = $bl([$q66, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q32, 3, $q75, $q60, 11, 0]);
+const K1A0V25: readonly string[] = [$q200];
+const K1A0S23 = K1A0S20 + $q206;
+const K1A0V26: readonly string[] = [K1A0S20, $q202];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q171;
-const K1A0V27: readonly BindingPlan[] = $bl([$q65, 1, $q66, $q181, 1, $q182, $q183, 1, $q184, $q194, 1, $q195, $q196, 1, $q197, $q185, 1, $q186, $q187, 1, $q188, $q31, 3, $q74, $q59, 11, 0]);
-const K1A0S26 = K1A0S24 + $q205;
+const K1A0S25 = K1A0S24 + $q172;
+const K1A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q32, 3, $q75, $q60, 11, 0]);
+const K1A0S26 = K1A0S24 + $q206;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q171;
-const K1A0S29 = K1A0S27 + $q177;
+const K1A0S28 = K1A0S27 + $q172;
+const K1A0S29 = K1A0S27 + $q178;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q205;
-const K1A0V28: readonly string[] = [K1A0S27, $q201];
+const K1A0S30 = K1A0S27 + $q206;
+const K1A0V28: readonly string[] = [K1A0S27, $q202];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q203 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q204, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q171;
-const K1A0S33 = K1A0S31 + $q205;
+const K1A0S32 = K1A0S31 + $q172;
+const K1A0S33 = K1A0S31 + $q206;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2021,7 +2027,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q82);
+    throw $wrap(e, $q83);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2038,7 +2044,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q85);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2054,7 +2060,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q94);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2062,7 +2068,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q206);
+    throw $wrap(e, $q207);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2072,9 +2078,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q190) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q191) : 0));
   } catch (e) {
-    throw $wrap(e, $q207);
+    throw $wrap(e, $q208);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2082,16 +2088,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q208);
+    throw $wrap(e, $q209);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q209, $q190).shape.length === 2)) && ($need(o.t10, $q210, $q192).shape.length === 2)) && $same($need(o.t10, $q211, $q192).shape as readonly number[], $need(o.t9, $q212, $q190).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q213, $q190).dtype === $q129)) && ($need(o.t10, $q214, $q192).dtype === $q129)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q210, $q191).shape.length === 2)) && ($need(o.t10, $q211, $q193).shape.length === 2)) && $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q214, $q191).dtype === $q130)) && ($need(o.t10, $q215, $q193).dtype === $q130)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q215);
+    throw $wrap(e, $q216);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2099,7 +2105,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q125);
+    throw $wrap(e, $q126);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2107,7 +2113,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q146);
+    throw $wrap(e, $q147);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2115,7 +2121,7 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "sparseContractOk": memo m15 */
@@ -2124,37 +2130,37 @@ function K1A0_d15(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q35, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q92, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q217, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q178, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q93, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q218, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q179, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q172, () => o.a0]);
+  return $why(path, K0A0V6, [$q173, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q89, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q97 : K1A0_x3(o, [...path, $q218]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q90, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q98 : K1A0_x3(o, [...path, $q219]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q94, () => o.t11!.shape[0], $q83, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q96, () => o.t11!.shape[1], $q219, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q84, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q91, $q90])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q95, () => o.t11!.shape[0], $q84, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q97, () => o.t11!.shape[1], $q220, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q85, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q92, $q91])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q220, () => o.s4, $q221, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q83, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q35, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q90, $q91, $q90])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q221, () => o.s4, $q222, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q84, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q91, $q92, $q91])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q93, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q217, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q222, () => o.s6[1]]), () => $why(path, K0A0V7, [$q222, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q218, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q223, () => o.s6[1]]), () => $why(path, K0A0V7, [$q223, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q83, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q84, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q209, $q190).shape.length === 2), () => $why(path, K0A0V9, [$q209, () => $need(o.t9, $q209, $q190).shape.length]), () => ($need(o.t10, $q210, $q192).shape.length === 2), () => $why(path, K0A0V9, [$q210, () => $need(o.t10, $q210, $q192).shape.length]), () => $same($need(o.t10, $q211, $q192).shape as readonly number[], $need(o.t9, $q212, $q190).shape as readonly number[]), () => $why(path, K0A0V0, [$q211, () => $need(o.t10, $q211, $q192).shape, $q212, () => $need(o.t9, $q212, $q190).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q207, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q208, () => K1A0_d10(o), $q89, () => o.s3[3]]), () => ($need(o.t9, $q213, $q190).dtype === $q129), () => $why(path, K0A0V1, [$q213, () => $need(o.t9, $q213, $q190).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q214, () => $need(o.t10, $q214, $q192).dtype, $q91, $q90])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q176, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q218]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q210, $q191).shape.length === 2), () => $why(path, K0A0V9, [$q210, () => $need(o.t9, $q210, $q191).shape.length]), () => ($need(o.t10, $q211, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q211, () => $need(o.t10, $q211, $q193).shape.length]), () => $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[]), () => $why(path, K0A0V0, [$q212, () => $need(o.t10, $q212, $q193).shape, $q213, () => $need(o.t9, $q213, $q191).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q208, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q209, () => K1A0_d10(o), $q90, () => o.s3[3]]), () => ($need(o.t9, $q214, $q191).dtype === $q130), () => $why(path, K0A0V1, [$q214, () => $need(o.t9, $q214, $q191).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q215, () => $need(o.t10, $q215, $q193).dtype, $q92, $q91])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q177, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q219]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2162,7 +2168,7 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q82]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q100]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q99]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q206]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q215]), () => K1A0_x9(o, [...path, $q216])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q83]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q101]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q100]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q207]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q216]), () => K1A0_x9(o, [...path, $q217])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2174,7 +2180,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q223, () => K1A0_x0(o, [...[], $q223]));
+  return $condWhy(() => K1A0_d15(o), $q224, () => K1A0_x0(o, [...[], $q224]));
 }
 /** derive "appendCount": memo m16 */
 function K1A0_d16(o: K1A0): number {
@@ -2205,12 +2211,12 @@ function K1A0_d20(o: K1A0): boolean {
   try {
     return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q106);
+    throw $wrap(e, $q107);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q219, () => o.s0[1], $q102, $q103]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q35, () => o.a1, $q102, $q103]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q83, () => o.s0[0], $q102, $q103]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q102, $q103]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q102, $q103]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q224, () => K1A0_d19(o), $q104, $q105]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q224, () => K1A0_d19(o), $q118, $q105]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q118, $q105])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q220, () => o.s0[1], $q103, $q104]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a1, $q103, $q104]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q84, () => o.s0[0], $q103, $q104]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q103, $q104]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q103, $q104]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q225, () => K1A0_d19(o), $q105, $q106]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q225, () => K1A0_d19(o), $q119, $q106]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q119, $q106])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2222,19 +2228,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q106, () => K1A0_x10(o, [...[], $q106]));
+  return $condWhy(() => K1A0_d20(o), $q107, () => K1A0_x10(o, [...[], $q107]));
 }
 /** derive "bindingsFit": memo m21 */
 function K1A0_d21(o: K1A0): boolean {
   try {
     return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q225);
+    throw $wrap(e, $q226);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q226, $q115]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q226, $q115])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q227, $q116]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q227, $q116])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2246,7 +2252,7 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q225, () => K1A0_x11(o, [...[], $q225]));
+  return $condWhy(() => K1A0_d21(o), $q226, () => K1A0_x11(o, [...[], $q226]));
 }
 /** derive "packedKv": memo m22 */
 function K1A0_d22(o: K1A0): boolean {
@@ -2254,7 +2260,7 @@ function K1A0_d22(o: K1A0): boolean {
 }
 /** why "packedKv" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q39, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q147, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q227, () => o.s0[2], $q146, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q228, () => o.s0[2], $q147, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2266,7 +2272,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q148, () => K1A0_x12(o, [...[], $q148]));
+  return $condWhy(() => K1A0_d22(o), $q149, () => K1A0_x12(o, [...[], $q149]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2278,14 +2284,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q218, () => K1A0_x3(o, [...[], $q218]));
+  return $condWhy(() => K1A0_d1(o), $q219, () => K1A0_x3(o, [...[], $q219]));
 }
 /** derive "qPerKv": memo m23 */
 function K1A0_d23(o: K1A0): number {
   try {
     return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q122);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "attnStorageBytes": memo m24 */
@@ -2293,7 +2299,7 @@ function K1A0_d24(o: K1A0): number {
   try {
     return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q228);
+    throw $wrap(e, $q229);
   }
 }
 /** derive "attnStorageFits": memo m25 */
@@ -2302,7 +2308,7 @@ function K1A0_d25(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q122, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q228, () => K1A0_d24(o), $q120, $q121])]);
+  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q123, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q229, () => K1A0_d24(o), $q121, $q122])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2314,7 +2320,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q229, () => K1A0_x13(o, [...[], $q229]));
+  return $condWhy(() => K1A0_d25(o), $q230, () => K1A0_x13(o, [...[], $q230]));
 }
 /** derive "sparseKeyCeiling": memo m26 */
 function K1A0_d26(o: K1A0): number {
@@ -2345,7 +2351,7 @@ function K1A0_d29(o: K1A0): number {
   try {
     return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q108);
   }
 }
 /** derive "sparsePartialBytes": memo m30 */
@@ -2353,7 +2359,7 @@ function K1A0_d30(o: K1A0): number {
   try {
     return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q230);
+    throw $wrap(e, $q231);
   }
 }
 /** derive "sparseMergeLanes": memo m31 */
@@ -2373,12 +2379,12 @@ function K1A0_d33(o: K1A0): boolean {
   try {
     return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q231);
+    throw $wrap(e, $q232);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q107, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q102, $q103]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q107, () => K1A0_d29(o), $q102, $q103]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q230, () => K1A0_d30(o), $q226, $q115]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q232, () => K1A0_d32(o), $q104, $q105]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q232, () => K1A0_d32(o), $q118, $q105]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q120, $q121])]);
+  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q108, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q103, $q104]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q108, () => K1A0_d29(o), $q103, $q104]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d30(o), $q227, $q116]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d32(o), $q105, $q106]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d32(o), $q119, $q106]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q121, $q122])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2390,43 +2396,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q231, () => K1A0_x14(o, [...[], $q231]));
+  return $condWhy(() => K1A0_d33(o), $q232, () => K1A0_x14(o, [...[], $q232]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q174, $q190).shape, 1, $q212);
+    return $dimS($need(o.t9, $q175, $q191).shape, 1, $q213);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q174, $q190).shape, 1, $q212));
+    return $show($dimS($need(o.t9, $q175, $q191).shape, 1, $q213));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q22 + e.message;
+    if (e instanceof EvalFailure) return $q23 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q189, $q190);
-    const q5 = $buf(o.t9!, $q190, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q191, $q192);
-    const q6 = $buf(o.t10!, $q192, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
+    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q190, $q191);
+    const q5 = $buf(o.t9!, $q191, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q192, $q193);
+    const q6 = $buf(o.t10!, $q193, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q234, $q235, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2434,14 +2440,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q189, $q190);
-    const q1 = $buf(o.t9!, $q190, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q191, $q192);
-    const q2 = $buf(o.t10!, $q192, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
+    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q190, $q191);
+    const q1 = $buf(o.t9!, $q191, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q192, $q193);
+    const q2 = $buf(o.t10!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2456,15 +2462,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q195, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q196, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q198, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
+    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2472,7 +2478,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q240, $q241, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q241, $q242, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2480,12 +2486,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q74, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q75, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q143, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q144, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2495,21 +2501,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q242;
-    if (s0 === undefined) $noShown(K1A0S0 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q243;
+    if (s0 === undefined) $noShown(K1A0S0 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q244;
-    if (s1 === undefined) $noShown(K1A0S0 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q245;
+    if (s1 === undefined) $noShown(K1A0S0 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S0, $q246);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q194) * 2), 134217728, $q45, K1A0S0, $q247);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K1A0S0, $q247);
-    return $plan($q170, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q199) * 4), 134217728, $q45, K1A0S0, $q248);
+    return $plan($q171, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2530,24 +2536,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q218, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q219, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q188, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
+    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q234, $q235, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2555,16 +2561,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q188, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q196, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q198, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q189, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
+    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2572,7 +2578,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m29 ?? K1A0_d29(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q240, $q241, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q241, $q242, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2581,14 +2587,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S7 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q249;
+    if (s0 === undefined) $noShown(K1A0S7 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K1A0S7, $q247);
-    return $plan($q170, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q199) * 4), 134217728, $q45, K1A0S7, $q248);
+    return $plan($q171, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2602,14 +2608,14 @@ function K1A0_r1(o: K1A0): string {
 /** derive "separateKv": memo m34 */
 function K1A0_d34(o: K1A0): boolean {
   try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q126, $q46).shape.length === 3)) && ($need(o.t2, $q127, $q48).shape.length === 3)) && $same($need(o.t1, $q249, $q46).shape as readonly number[], $need(o.t2, $q250, $q48).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q46) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q46) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q46) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q128, $q46).dtype === $q129)) && ($need(o.t2, $q130, $q48).dtype === $q129)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q127, $q47).shape.length === 3)) && ($need(o.t2, $q128, $q49).shape.length === 3)) && $same($need(o.t1, $q250, $q47).shape as readonly number[], $need(o.t2, $q251, $q49).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q47) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q129, $q47).dtype === $q130)) && ($need(o.t2, $q131, $q49).dtype === $q130)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q131);
+    throw $wrap(e, $q132);
   }
 }
 /** why "separateKv" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q132, () => (o.t2 !== null), () => $where(path) + $q133, () => ($need(o.t1, $q126, $q46).shape.length === 3), () => $why(path, K1A0V19, [$q126, () => $need(o.t1, $q126, $q46).shape.length]), () => ($need(o.t2, $q127, $q48).shape.length === 3), () => $why(path, K1A0V19, [$q127, () => $need(o.t2, $q127, $q48).shape.length]), () => $same($need(o.t1, $q249, $q46).shape as readonly number[], $need(o.t2, $q250, $q48).shape as readonly number[]), () => $why(path, K0A0V0, [$q249, () => $need(o.t1, $q249, $q46).shape, $q250, () => $need(o.t2, $q250, $q48).shape]), () => ($dimT(o.t1, (0 as number), $q46) === o.s0[0]), () => $why(path, K0A0V1, [$q134, () => $dimT(o.t1, (0 as number), $q46), $q83, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q46) === o.s0[1]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (1 as number), $q46), $q219, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q46) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q46), $q125, () => K1A0_d12(o)]), () => ($need(o.t1, $q128, $q46).dtype === $q129), () => $why(path, K0A0V1, [$q128, () => $need(o.t1, $q128, $q46).dtype, $q91, $q90]), () => ($need(o.t2, $q130, $q48).dtype === $q129), () => $why(path, K0A0V1, [$q130, () => $need(o.t2, $q130, $q48).dtype, $q91, $q90]), () => $why(path, K0A0V1, [$q227, () => o.s0[2], $q84, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q133, () => (o.t2 !== null), () => $where(path) + $q134, () => ($need(o.t1, $q127, $q47).shape.length === 3), () => $why(path, K1A0V19, [$q127, () => $need(o.t1, $q127, $q47).shape.length]), () => ($need(o.t2, $q128, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q128, () => $need(o.t2, $q128, $q49).shape.length]), () => $same($need(o.t1, $q250, $q47).shape as readonly number[], $need(o.t2, $q251, $q49).shape as readonly number[]), () => $why(path, K0A0V0, [$q250, () => $need(o.t1, $q250, $q47).shape, $q251, () => $need(o.t2, $q251, $q49).shape]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (0 as number), $q47), $q84, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === o.s0[1]), () => $why(path, K0A0V1, [$q136, () => $dimT(o.t1, (1 as number), $q47), $q220, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q47) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q47), $q126, () => K1A0_d12(o)]), () => ($need(o.t1, $q129, $q47).dtype === $q130), () => $why(path, K0A0V1, [$q129, () => $need(o.t1, $q129, $q47).dtype, $q92, $q91]), () => ($need(o.t2, $q131, $q49).dtype === $q130), () => $why(path, K0A0V1, [$q131, () => $need(o.t2, $q131, $q49).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q228, () => o.s0[2], $q85, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2621,31 +2627,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q131, () => K1A0_x15(o, [...[], $q131]));
+  return $condWhy(() => K1A0_d34(o), $q132, () => K1A0_x15(o, [...[], $q132]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q46);
-    const q0 = $buf(o.t1!, $q46, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q47, $q48);
-    const q1 = $buf(o.t2!, $q48, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q189, $q190);
-    const q6 = $buf(o.t9!, $q190, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q191, $q192);
-    const q7 = $buf(o.t10!, $q192, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q46, $q47);
+    const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q48, $q49);
+    const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q190, $q191);
+    const q6 = $buf(o.t9!, $q191, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q192, $q193);
+    const q7 = $buf(o.t10!, $q193, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q234, $q235, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2655,21 +2661,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S11 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S11 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q252;
-    if (s1 === undefined) $noShown(K1A0S11 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
+    if (s1 === undefined) $noShown(K1A0S11 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S11, $q246);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q194) * 2), 134217728, $q45, K1A0S11, $q247);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4((r1 as number) * 4), 134217728, $q44, K1A0S11, $q247);
-    return $plan($q170, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q199) * 4), 134217728, $q45, K1A0S11, $q248);
+    return $plan($q171, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2683,22 +2689,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q45, $q46);
-    const q0 = $buf(o.t1!, $q46, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q47, $q48);
-    const q1 = $buf(o.t2!, $q48, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q46, $q47);
+    const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q48, $q49);
+    const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q234, $q235, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q235, $q236, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2707,14 +2713,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q253;
-    if (s0 === undefined) $noShown(K1A0S16 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S16 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4((r0 as number) * 4), 134217728, $q44, K1A0S16, $q247);
-    return $plan($q170, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q199) * 4), 134217728, $q45, K1A0S16, $q248);
+    return $plan($q171, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2728,20 +2734,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q195, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q188, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q74, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q196, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q198, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q75, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
+    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q254, $q255, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q255, $q256, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2751,17 +2757,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q242;
-    if (s0 === undefined) $noShown(K1A0S20 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q243;
+    if (s0 === undefined) $noShown(K1A0S20 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q244;
-    if (s1 === undefined) $noShown(K1A0S20 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q245;
+    if (s1 === undefined) $noShown(K1A0S20 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S20, $q246);
-    return $plan($q170, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q194) * 2), 134217728, $q45, K1A0S20, $q247);
+    return $plan($q171, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2774,31 +2780,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q66, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q182, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q195, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q186, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q188, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q74, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q196, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q198, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q187, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q75, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q233), $u32(o.s0[0], pp, $q137), $u32(o.s5[0], pp, $q236), $u32(r0, pp, $q237), $u32(o.s6[1], pp, $q238), $u32(o.s3[2], pp, $q239), $f32(o.a4, pp, $q142), 0];
+    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q254, $q255, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q255, $q256, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q248;
-  if (s0 === undefined) $noShown(K1A0S24 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q249;
+  if (s0 === undefined) $noShown(K1A0S24 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q170, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q171, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2810,17 +2816,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S27 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S27 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q252;
-    if (s1 === undefined) $noShown(K1A0S27 + $q245, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
+    if (s1 === undefined) $noShown(K1A0S27 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4((r0 as number) * 2), 134217728, $q44, K1A0S27, $q246);
-    return $plan($q170, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q194) * 2), 134217728, $q45, K1A0S27, $q247);
+    return $plan($q171, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2832,10 +2838,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q253;
-  if (s0 === undefined) $noShown(K1A0S31 + $q243, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
+  if (s0 === undefined) $noShown(K1A0S31 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q170, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q171, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2847,19 +2853,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q170, $q153);
+    $evalFail(e, $q171, $q154);
   }
-  const h0 = $outShape(o0, 3, $q170, $q74);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q129, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q170, $q74, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q171, $q75);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q130, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q171, $q75, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q170, $q182, o.u3.shape, h1, $q221);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q171, $q183, o.u3.shape, h1, $q222);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q170, $q184, o.u4.shape, h2, $q220);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q171, $q185, o.u4.shape, h2, $q221);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q154, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q154, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q154, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q155, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q155, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2869,7 +2875,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q155, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q156, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
@@ -2902,41 +2908,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q66:
-          t0 = $td(ins[key], K1, $q30, key);
+        case $q67:
+          t0 = $td(ins[key], K1, $q31, key);
           break;
-        case $q46:
-          t1 = $td(ins[key], K1, $q30, key);
+        case $q47:
+          t1 = $td(ins[key], K1, $q31, key);
           break;
-        case $q48:
-          t2 = $td(ins[key], K1, $q30, key);
+        case $q49:
+          t2 = $td(ins[key], K1, $q31, key);
           break;
-        case $q182:
-          t3 = $td(ins[key], K1, $q30, key);
+        case $q183:
+          t3 = $td(ins[key], K1, $q31, key);
           break;
-        case $q184:
-          t4 = $td(ins[key], K1, $q30, key);
+        case $q185:
+          t4 = $td(ins[key], K1, $q31, key);
           break;
-        case $q195:
-          t5 = $td(ins[key], K1, $q30, key);
+        case $q196:
+          t5 = $td(ins[key], K1, $q31, key);
           break;
-        case $q197:
-          t6 = $td(ins[key], K1, $q30, key);
+        case $q198:
+          t6 = $td(ins[key], K1, $q31, key);
           break;
-        case $q186:
-          t7 = $td(ins[key], K1, $q30, key);
+        case $q187:
+          t7 = $td(ins[key], K1, $q31, key);
           break;
-        case $q188:
-          t8 = $td(ins[key], K1, $q30, key);
+        case $q189:
+          t8 = $td(ins[key], K1, $q31, key);
           break;
-        case $q190:
-          t9 = $td(ins[key], K1, $q30, key);
+        case $q191:
+          t9 = $td(ins[key], K1, $q31, key);
           break;
-        case $q192:
-          t10 = $td(ins[key], K1, $q30, key);
+        case $q193:
+          t10 = $td(ins[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q156 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q157 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2944,17 +2950,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q74:
-          t11 = $td(outs[key], K1, $q31, key);
+        case $q75:
+          t11 = $td(outs[key], K1, $q32, key);
           break;
-        case $q182:
-          u3 = $td(outs[key], K1, $q31, key);
+        case $q183:
+          u3 = $td(outs[key], K1, $q32, key);
           break;
-        case $q184:
-          u4 = $td(outs[key], K1, $q31, key);
+        case $q185:
+          u4 = $td(outs[key], K1, $q32, key);
           break;
         default:
-          $fail($q0, K1 + $q157 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q158 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2962,26 +2968,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q256:
+        case $q257:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q159:
+        case $q160:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q160:
+        case $q161:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q257:
+        case $q258:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q141:
+        case $q142:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q258:
+        case $q259:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q161 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q162 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -2990,95 +2996,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q30, $q66);
+    $missing(K1, $q31, $q67);
   } else {
     dt0 = t0.dtype;
-    by0 = $q66;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q30, $q66);
+    by0 = $q67;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q31, $q67);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q30, $q46);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q31, $q47);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q30, $q48);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q49);
   }
   if (t3 === null) {
-    $missing(K1, $q30, $q182);
+    $missing(K1, $q31, $q183);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q30, $q182);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q183);
   }
   if (t4 === null) {
-    $missing(K1, $q30, $q184);
+    $missing(K1, $q31, $q185);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q30, $q184);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q185);
   }
   if (t5 === null) {
-    $missing(K1, $q30, $q195);
+    $missing(K1, $q31, $q196);
   } else {
     dt1 = t5.dtype;
-    by1 = $q195;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q30, $q195);
+    by1 = $q196;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q196);
   }
   if (t6 === null) {
-    $missing(K1, $q30, $q197);
+    $missing(K1, $q31, $q198);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q30, $q197);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q198);
   }
   if (t7 === null) {
-    $missing(K1, $q30, $q186);
+    $missing(K1, $q31, $q187);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q30, $q186);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q187);
   }
   if (t8 === null) {
-    $missing(K1, $q30, $q188);
+    $missing(K1, $q31, $q189);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q30, $q188);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q189);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q30, $q190);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q191);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q30, $q192);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q193);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q31, $q74);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q32, $q75);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q31, $q182);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q183);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q31, $q184);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q185);
   }
-  if (dt0 === undefined) dt0 = $q129;
-  else if (dt0 !== $q129) $fail($q0, K1 + $q162 + dt0 + $q163);
-  if (dt1 === undefined) dt1 = $q164;
-  else if (dt1 !== $q164) $fail($q0, K1 + ": M = " + dt1 + $q165);
-  $num(g0, false, K1, $q256);
-  $num(g1, false, K1, $q159);
-  $num(g2, false, K1, $q160);
-  $num(g3, false, K1, $q257);
-  $num(g4, false, K1, $q141);
-  $num(g5, false, K1, $q258);
+  if (dt0 === undefined) dt0 = $q130;
+  else if (dt0 !== $q130) $fail($q0, K1 + $q163 + dt0 + $q164);
+  if (dt1 === undefined) dt1 = $q165;
+  else if (dt1 !== $q165) $fail($q0, K1 + ": M = " + dt1 + $q166);
+  $num(g0, false, K1, $q257);
+  $num(g1, false, K1, $q160);
+  $num(g2, false, K1, $q161);
+  $num(g3, false, K1, $q258);
+  $num(g4, false, K1, $q142);
+  $num(g5, false, K1, $q259);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q259);
-  if (a1 === undefined) $fail($q0, K1 + $q166);
-  if (a2 === undefined) $fail($q0, K1 + $q167);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q259);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q260);
+  if (a1 === undefined) $fail($q0, K1 + $q167);
+  if (a2 === undefined) $fail($q0, K1 + $q168);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q260);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q129 && dt1 === $q164) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q155, K1 + $q168 + "T=" + dt0 + ", " + "M=" + dt1 + $q169);
+  if (dt0 === $q130 && dt1 === $q165) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q156, K1 + $q169 + "T=" + dt0 + ", " + "M=" + dt1 + $q170);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -241,11 +241,15 @@ function planBody(cx: AssignmentContext, vm: VariantModel, vi: number, venv: Gen
     const what = `the shape of intermediate \`${im.id}\``;
     let size: string;
     if (x.k === "list") {
-      const items = x.items.map((item) => guarded(g.expr(item, venv, im.shape), prefix, what));
-      size = `$round4(${[...items.map((t) => `(${t}${ty(" as number")})`), String(bytes)].join(" * ")})`;
+      // Each dimension is checked (a non-negative integer) unless it is a constant that is one.
+      const items = x.items.map((item) => {
+        const t = guarded(g.expr(item, venv, im.shape), prefix, what);
+        return /^\d+$/.test(t) ? t : `$sdim(${t}, ${sc(prefix)}, ${q(im.id)})`;
+      });
+      size = `$round4(${[...items, String(bytes)].join(" * ")})`;
     } else {
       const shape = guarded(g.expr(x, venv, im.shape), prefix, what);
-      size = `$round4($product(${shape}${ty(" as readonly number[]")}) * ${bytes})`;
+      size = `$round4($product($sshape(${shape}${ty(" as readonly unknown[]")}, ${sc(prefix)}, ${q(im.id)})) * ${bytes})`;
     }
     body.push(
       `    const x${ii} = $fits(${size}, ${maxStorage}, "maxStorageBufferBindingSize", ${sc(prefix)}, ${q(`intermediate \`${im.id}\``)});`,

@@ -435,6 +435,16 @@ function $product(shape«: readonly number[]»)«: number» {
 function $round4(n«: number»)«: number» {
   return Math.ceil(n / 4) * 4;
 }
+/** A dimension of an intermediate's shape, or an eval error when it is not a non-negative integer. */
+function $sdim(d«: unknown», prefix«: string», id«: string»)«: number» {
+  if (!(Number.isSafeInteger(d) && «(»d« as number)» >= 0)) $fail("eval", prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + "; dimensions must be non-negative integers");
+  return d« as number»;
+}
+/** An intermediate's shape, each dimension checked as by $sdim. */
+function $sshape(shape«: readonly unknown[]», prefix«: string», id«: string»)«: readonly number[]» {
+  for (let i = 0; i < shape.length; i++) $sdim(shape[i], prefix, id);
+  return shape« as readonly number[]»;
+}
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size«: number», max«: number», limit«: string», prefix«: string», what«: string»)«: number» {
   if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");

@@ -384,6 +384,12 @@ function buildPlan(
   const scratch: Record<string, number> = {};
   for (const im of v.intermediates) {
     const shape = evalOrThrow(im.shape, venv, `the shape of intermediate \`${im.id}\``, prefix) as number[];
+    const bad = shape.find((d) => !(Number.isSafeInteger(d) && d >= 0));
+    if (bad !== undefined)
+      throw new KernelCallError(
+        "eval",
+        `${prefix}: the shape of intermediate \`${im.id}\` has the dimension ${showCallValue(bad)}; dimensions must be non-negative integers`,
+      );
     const size = roundUp4(product(shape) * BYTES_PER_ELEMENT.get(im.dtype)!);
     scratch[im.id] = fits(size, maxStorage, "maxStorageBufferBindingSize", prefix, `intermediate \`${im.id}\``);
   }

@@ -1,7 +1,8 @@
 /**
  * The plan-building paths that the shipped kernels' contracts keep calls away from: a binding of an
  * absent optional tensor, uniform fields out of their u32/i32 range, f32 fields, a dispatch count
- * past the device limit, scratch and output shapes whose evaluation fails, and several of these in
+ * past the device limit, scratch and output shapes whose evaluation fails, a scratch shape with a
+ * negative dimension, and several of these in
  * one call (the first in plan order must be the one reported); also integer overflow in checked
  * and in run-time-typed arithmetic, and integer division, modulo and ceilDiv by constants of both
  * signs on operands of both signs; a field that repeats an earlier field's product (read from its
@@ -97,6 +98,8 @@ describe("generated dispatcher vs interpreter on evaluation errors", () => {
     for (const what of [
       "uniform field `params.k2` failed: integer overflow",
       "the shape of intermediate `tmp` failed: integer overflow",
+      // d = -5 makes the first dimension negative: refused, never a negative scratch size.
+      "the shape of intermediate `tmp` has the dimension -",
       "binding `bias` needs tensor `biasT`",
       "uniform field `params.k` (u32)",
       "uniform field `params.k2` (i32)",

@@ -5,7 +5,7 @@
  * order and messages as plan/call-snapshot.ts and plan/interpret.ts validateCall.
  */
 import type { Value } from "../model/ir.js";
-import { outputsToFill, type KernelModel } from "../plan/dispatch-model.js";
+import { outputsToFill, unfixedOutputMessage, type KernelModel } from "../plan/dispatch-model.js";
 import { CodeWriter, comment, str, ty } from "./code-writer.js";
 import { classFunction, lit, type TensorSlot, type ValidatedCall } from "./dispatcher-expr.js";
 import { generateAssignment } from "./dispatcher-plan.js";
@@ -170,7 +170,11 @@ export function generateKernel(
   for (const tc of spec.typeConstraints) {
     const d = paramIndex.get(tc.name)!;
     const msg = `${K} + ${str(`: ${tc.name} = `)} + dt${d} + ${str(` is not allowed; allowed: ${tc.types.join(", ")}`)}`;
-    w.line(`if (dt${d} === undefined) dt${d} = ${str(tc.types[0]!)};`);
+    // An output the planner fills (the call left it out) needs its dtype from another tensor when
+    // its type parameter allows several: the first allowed type would be a silent guess.
+    const unfixed = unfixedOutputMessage(k, fill, tc.name, tc.types);
+    if (unfixed !== undefined) w.line(`if (dt${d} === undefined) ${fail(`${K} + ${str(`: ${unfixed}`)}`)};`);
+    else w.line(`if (dt${d} === undefined) dt${d} = ${str(tc.types[0]!)};`);
     w.line(`else if (${tc.types.map((t) => `dt${d} !== ${str(t)}`).join(" && ")}) ${fail(msg)};`);
   }
   spec.attributes.forEach((a, i) => {

@@ -58,3 +58,21 @@ export function outputsToFill(kernel: CheckedKernel): ReadonlySet<string> {
     kernel.spec.outputs.filter((o) => outputOnly.has(o.name) && !o.optional && kernel.outputShapes.has(o.name)).map((o) => o.name),
   );
 }
+
+/**
+ * The message for a call that leaves out an output the planner would fill while no tensor of the
+ * call fixes the output's type parameter, which allows several types; undefined when that cannot
+ * happen (the parameter allows one type, or no filled output has it).
+ */
+export function unfixedOutputMessage(
+  kernel: CheckedKernel,
+  fill: ReadonlySet<string>,
+  param: string,
+  types: readonly string[],
+): string | undefined {
+  if (types.length < 2) return undefined;
+  const outs = kernel.spec.outputs.filter((o) => fill.has(o.name) && o.dtype === param).map((o) => `\`${o.name}\``);
+  if (outs.length === 0) return undefined;
+  const one = outs.length === 1;
+  return `${one ? "output" : "outputs"} ${outs.join(", ")} ${one ? "is" : "are"} left out of the call and no tensor of the call fixes ${one ? "its" : "their"} dtype ${param} (${types.join(" or ")}): give ${one ? "the output" : "them"} with ${one ? "its" : "their"} dtype`;
+}

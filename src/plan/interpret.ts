@@ -14,7 +14,7 @@ import { KernelCallError } from "./call-error.js";
 import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
-import { outputsToFill, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";
+import { outputsToFill, unfixedOutputMessage, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";
 
 export { KernelCallError, type CallErrorKind } from "./call-error.js";
 
@@ -85,8 +85,11 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
   const dtypes: Record<string, string> = {};
   for (const [p, allowed] of params) {
     const b = bound.get(p);
-    if (b === undefined) dtypes[p] = allowed[0]!;
-    else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
+    if (b === undefined) {
+      const unfixed = unfixedOutputMessage(k, fill, p, allowed);
+      if (unfixed !== undefined) fail(unfixed, at("outputs"));
+      dtypes[p] = allowed[0]!;
+    } else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
     else dtypes[p] = b;
   }
   for (const a of spec.attributes) {

@@ -1031,13 +1031,19 @@ class SpecChecker {
     const intermediates = v.intermediates.map((i): CheckedIntermediate => {
       if (interIds.has(i.id)) this.report("duplicate_id", `variant \`${v.id}\` declares intermediate \`${i.id}\` twice`, i.where);
       else interIds.set(i.id, i.dtype);
-      if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype))
+      if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, i.dtype)) {
+        const param = this.spec.typeConstraints.find((tc) => tc.name === i.dtype);
         this.report(
           "bad_type_constraint",
-          `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, which kernelc does not support`,
+          param
+            ? `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, a type parameter: an intermediate's dtype is an ONNX element type`
+            : `intermediate \`${i.id}\` has dtype \`${i.dtype}\`, which kernelc does not support`,
           i.where,
-          didYouMean(i.dtype, Object.keys(ONNX_TO_WGSL)),
+          param
+            ? `name an ONNX type (\`${i.dtype}\` takes ${param.types.map((t) => `\`${t}\``).join(", ")}), or give each type of \`${i.dtype}\` its own variant with \`when\` on \`dtypes.${i.dtype}\``
+            : didYouMean(i.dtype, Object.keys(ONNX_TO_WGSL)),
         );
+      }
       const shape = this.checkIn(i.shape, vEnv);
       this.expectType(shape, "shape", `the shape of intermediate \`${i.id}\``);
       return { id: i.id, dtype: i.dtype, shape };

@@ -104,6 +104,11 @@ export const BUILTINS: Readonly<Record<BuiltinName, BuiltinInfo>> = {
   },
 };
 
+/** Whether `name` names a function of the language: a builtin, or `has` (parsed on its own). */
+export function isFunctionName(name: string): boolean {
+  return Object.prototype.hasOwnProperty.call(BUILTINS, name) || name === "has";
+}
+
 /** `has` is special: its first argument is a namespace, its second a string literal naming a member. */
 export const HAS_DOC =
   'has(attrs, "name") -> bool: whether the call gives the attribute (or it has a default); has(present, "tensor"), has(device.features, "feature").';

@@ -7,7 +7,7 @@ import type { Span } from "../core/diagnostic.js";
 import type { Code } from "../core/codes.js";
 import { didYouMean } from "../core/did-you-mean.js";
 import type { Expr } from "../model/ast.js";
-import { BUILTINS, HAS_DOC } from "./builtins.js";
+import { BUILTINS, HAS_DOC, isFunctionName } from "./builtins.js";
 import type { BuiltinName, Leaf, TExpr } from "../model/ir.js";
 import {
   BOOL,
@@ -210,7 +210,7 @@ class ExprChecker {
         return { value: { k: "derive", name: e.name, type: dt, span: e.span } };
       }
       if ((NAMESPACES as readonly string[]).includes(e.name)) return { ns: e.name as NamespaceName, span: e.span };
-      if (Object.prototype.hasOwnProperty.call(BUILTINS, e.name) || e.name === "has") {
+      if (isFunctionName(e.name)) {
         return { value: this.problem("not_callable", `\`${e.name}\` is a function; call it`, e.span, `write \`${e.name}(…)\``) };
       }
       const hint = didYouMean(e.name, [...this.scope.deriveNames(), ...NAMESPACES]);

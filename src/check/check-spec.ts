@@ -17,7 +17,7 @@ import { parseExpression } from "../lang/parser.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
-import { BUILTINS } from "./builtins.js";
+import { isFunctionName } from "./builtins.js";
 import { checkExpr, NAMESPACES, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
@@ -119,7 +119,7 @@ const EXPR_WORDS = new Set(["and", "or", "not", "if", "else", "true", "false"]);
  */
 function reservedDeriveName(name: string): string | undefined {
   if ((NAMESPACES as readonly string[]).includes(name)) return `the namespace \`${name}\``;
-  if (Object.prototype.hasOwnProperty.call(BUILTINS, name) || name === "has") return `the builtin function \`${name}\``;
+  if (isFunctionName(name)) return `the builtin function \`${name}\``;
   if (EXPR_WORDS.has(name)) return `the expression word \`${name}\``;
   if (TEMPLATE_NAMES.has(name)) return `\`${name}\`, which kernelc or Nunjucks gives templates,`;
   return undefined;

@@ -10,7 +10,7 @@
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CheckedDerive, CheckedKernel, CheckedVariant } from "../model/checked.js";
-import type { TExpr } from "../model/ir.js";
+import { exprStructure, type TExpr } from "../model/ir.js";
 import { whereLocation } from "./locate.js";
 
 /** A truth value that may be unknown. */
@@ -20,20 +20,8 @@ type Truth = boolean | undefined;
 interface Known {
   readonly absent: string;
   readonly env: ReadonlyMap<string, CheckedDerive>;
-  /** Assumed truths of `cond` tests, by keyOf. */
+  /** Assumed truths of `cond` tests, by exprStructure. */
   readonly assume: ReadonlyMap<string, boolean>;
-}
-
-const keys = new WeakMap<TExpr, string>();
-/** A sub-expression's structure as text (spans and types left out), so the same test written twice is one key. */
-function keyOf(e: TExpr): string {
-  let k = keys.get(e);
-  if (k === undefined) {
-    k =
-      e.k === "derive" ? `derive:${e.name}` : JSON.stringify(e, (name, v: unknown) => (name === "span" || name === "type" ? undefined : v));
-    keys.set(e, k);
-  }
-  return k;
 }
 
 /**
@@ -43,7 +31,7 @@ function keyOf(e: TExpr): string {
  */
 function truthOf(e: TExpr, known: Known, seen: Set<string> = new Set()): Truth {
   if (known.assume.size > 0) {
-    const assumed = known.assume.get(keyOf(e));
+    const assumed = known.assume.get(exprStructure(e));
     if (assumed !== undefined) return assumed;
   }
   switch (e.k) {
@@ -97,7 +85,7 @@ function condTests(roots: readonly TExpr[], env: ReadonlyMap<string, CheckedDeri
         return;
       }
       case "cond":
-        tests.set(keyOf(e.cond), e.cond);
+        tests.set(exprStructure(e.cond), e.cond);
         visit(e.cond);
         visit(e.then);
         visit(e.otherwise);

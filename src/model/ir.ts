@@ -54,3 +54,17 @@ export type TExpr =
   | { readonly k: "binary"; readonly op: BinaryOp; readonly left: TExpr; readonly right: TExpr; readonly type: Type; readonly span: Span }
   | { readonly k: "cond"; readonly cond: TExpr; readonly then: TExpr; readonly otherwise: TExpr; readonly type: Type; readonly span: Span }
   | { readonly k: "list"; readonly items: readonly TExpr[]; readonly type: Type; readonly span: Span };
+
+const structures = new WeakMap<TExpr, string>();
+/**
+ * A sub-expression's structure as text, spans and types left out: the same expression written
+ * twice (or in two places) gives the same text. Kept per node (nodes are immutable).
+ */
+export function exprStructure(e: TExpr): string {
+  let k = structures.get(e);
+  if (k === undefined) {
+    k = JSON.stringify(e, (name, v: unknown) => (name === "span" || name === "type" ? undefined : v));
+    structures.set(e, k);
+  }
+  return k;
+}

@@ -43,6 +43,11 @@ export interface ByteRange {
   readonly size: number;
 }
 
+/** The byte range a tensor or scratch resource binds: a number n is [0, n), a ByteRange itself. */
+export function byteRange(r: number | ByteRange): ByteRange {
+  return typeof r === "number" ? { offset: 0, size: r } : r;
+}
+
 /**
  * What one call binds to a binding (the pass's `resources[i]` for `bindings[i]`). For a tensor or
  * scratch binding: a number, the byte size of the range [0, size) of its buffer (what a generated

@@ -610,6 +610,11 @@ function checkSemantics(parsed: ParsedConfig, root: string, rep: Reporter): { co
   };
 }
 
+/** Whether path `child` is `parent` or lies inside it (both absolute). */
+function inside(child: string, parent: string): boolean {
+  return child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
+}
+
 /**
  * The folder kernelc reads specs and templates from: the repository the project is in (the nearest
  * folder at or above the project root that holds a `.git` entry), or the project root itself when
@@ -645,8 +650,6 @@ function foldersOutsideProject(
   const absRoot = path.resolve(root);
   const boundary = readBoundary(absRoot);
   const where = boundary === absRoot ? `the project ${absRoot}` : `the repository ${boundary} (the project is ${absRoot})`;
-  const inside = (child: string, parent: string): boolean =>
-    child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
   for (const field of ["specs", "templates"] as const) {
     const given = path.resolve(root, folders[field]);
     let real: string | undefined;
@@ -674,8 +677,6 @@ function foldersOutsideProject(
 /** `out` is rewritten by builds: it must not be the project root, hold it, or overlap specs/ or templates/. */
 function checkFolders(root: string, folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
   const abs = (p: string) => path.resolve(root, p);
-  const inside = (child: string, parent: string) =>
-    child === parent || child.startsWith(parent.endsWith(path.sep) ? parent : parent + path.sep);
   const out = abs(folders.out);
   const pointer = parsed.out !== undefined ? "/out" : "";
   if (inside(abs(root), out)) {

@@ -5,7 +5,7 @@
  */
 import { CheckedDerive, CExpr } from "../model/checked.js";
 import type { TExpr, Value } from "../model/ir.js";
-import { leafText } from "../model/ir.js";
+import { exprStructure, leafText } from "../model/ir.js";
 import { UNKNOWN, evaluate, type EvalEnv, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 
@@ -41,11 +41,6 @@ function tryEval(e: TExpr, env: EvalEnv): PValue | EvalError {
   }
 }
 
-/** A sub-expression's structure as text (spans and types left out): the same operand twice is one key. */
-function structureOf(e: TExpr): string {
-  return JSON.stringify(e, (name, v: unknown) => (name === "span" || name === "type" ? undefined : v));
-}
-
 /**
  * The operands whose values make a false leaf-level condition understandable. For an `or`, the
  * operands of its disjuncts (each disjunct's own operands, or the disjunct where it has none),
@@ -60,7 +55,7 @@ export function operandsOf(e: TExpr): TExpr[] {
       for (const d of [e.left, e.right]) {
         const inner = operandsOf(d);
         for (const o of inner.length ? inner : [d]) {
-          const k = structureOf(o);
+          const k = exprStructure(o);
           if (!seen.has(k)) {
             seen.add(k);
             out.push(o);

@@ -4,7 +4,15 @@
  * one compute pass holding each plan pass as a dispatch (one compute pass per plan pass when the
  * passes are timed one by one), one submit.
  */
-import type { BindingPlan, BindingResource, ByteRange, PassPlan, PipelineDesc, Plan } from "../model/plan.js";
+import {
+  byteRange,
+  type BindingPlan,
+  type BindingResource,
+  type ByteRange,
+  type PassPlan,
+  type PipelineDesc,
+  type Plan,
+} from "../model/plan.js";
 import type { PipelineCache } from "./pipeline-cache.js";
 import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 
@@ -209,7 +217,7 @@ function checkByteRanges(plan: Plan): void {
       // A number is the range [0, r); anything else must be a range { offset, size }.
       if (typeof r !== "number" && (typeof r !== "object" || r === null || Array.isArray(r)))
         fail(`${what} needs a byte size or a range { offset, size }, not ${shown(r)} (resources[${i}])`);
-      const range = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+      const range = byteRange(r as number | ByteRange);
       for (const field of ["offset", "size"] as const) {
         if (!isByteCount(range[field])) fail(`${what} ${field} ${String(range[field])} is not a non-negative integer`);
       }
@@ -283,7 +291,7 @@ function bufferBinding(
   }
   const buf = buffer as GPUBuffer;
   // A number is the range [0, r) (checkByteRanges refused anything else but a ByteRange).
-  const { offset, size: bytes } = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+  const { offset, size: bytes } = byteRange(r as number | ByteRange);
   if (bytes <= 0)
     fail(
       `${what} range has size ${bytes}; a binding must not be empty (WebGPU refuses it), yet the pass dispatches ` +

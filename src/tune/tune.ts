@@ -22,7 +22,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
-import type { ByteRange, Call, Plan } from "../model/plan.js";
+import { byteRange, type ByteRange, type Call, type Plan } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
 import { ELEMENT_BYTES } from "../plan/dispatch-model.js";
 import { interpretPlan, KernelCallError, selectVariant } from "../plan/interpret.js";
@@ -205,7 +205,7 @@ function legacyPlanText(plan: Plan): string {
         const r = p.resources[i]!;
         if (b.kind === "uniform")
           return { kind: "uniform", bytes: Buffer.from(new Uint32Array(r as readonly number[]).buffer).toString("hex") };
-        const { offset, size } = typeof r === "number" ? { offset: 0, size: r } : (r as ByteRange);
+        const { offset, size } = byteRange(r as number | ByteRange);
         return b.kind === "scratch" ? { kind: b.kind, scratch: b.scratch, offset, size } : { kind: b.kind, tensor: b.tensor, offset, size };
       }),
       workgroups: [p.x, p.y, p.z],
@@ -688,8 +688,7 @@ function allocateTensors(device: GPUDevice, call: TuneCallConfig, seed: number, 
       pass.bindings.forEach((b, i) => {
         const r = pass.resources[i];
         if ((b.kind !== "input" && b.kind !== "output") || Object.hasOwn(out, b.tensor) || r === undefined || Array.isArray(r)) return;
-        // A number is the range [0, r); a ByteRange an offset and size.
-        const { offset, size } = typeof r === "number" ? { offset: 0, size: r } : (r as { offset: number; size: number });
+        const { offset, size } = byteRange(r as number | ByteRange);
         planned.set(b.tensor, Math.max(planned.get(b.tensor) ?? 4, offset + Math.ceil(size / 4) * 4));
       });
   for (const [id, size] of [...planned].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -5,13 +5,8 @@
  * dispatcher and the interpreter say the same.
  */
 import { describe, expect, it } from "vitest";
-import { compile } from "../../src/api/compile.js";
-import { loadConfig } from "../../src/plan/config.js";
-import { interpretPlan } from "../../src/plan/interpret.js";
 import type { Call } from "../../src/model/plan.js";
-import { outcome } from "../support/plan-outcome.js";
-import { importDispatcher } from "../support/project-build.js";
-import { writeProject } from "../support/temp-project.js";
+import { coreProject } from "../support/project-build.js";
 
 const spec = {
   domain: "com.example",
@@ -47,23 +42,18 @@ const template = [
 ].join("\n");
 
 describe("explanations of a false or", async () => {
-  const root = writeProject("explain-or", {
-    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+  const { result, both } = await coreProject("explain-or", {
     "specs/Ors.json": JSON.stringify(spec, null, 2),
     "templates/o.wgsl.jinja": template,
   });
-  const result = await compile(loadConfig(root));
 
-  it("show the disjuncts' operands, once each, in the dispatcher and the interpreter alike", async () => {
+  it("show the disjuncts' operands, once each, in the dispatcher and the interpreter alike", () => {
     expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-    const planners = (await importDispatcher(result.files.get("core/dispatcher.ts")!)).planners as Record<string, (c: Call) => unknown>;
-    const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === "Ors")!.model;
     const call: Call = {
       inputs: { aT: { shape: [6, 2, 2], dtype: "float32" }, bT: { shape: [6], dtype: "float32" } },
       attrs: { mode: 1 },
     };
-    const generated = outcome(() => planners.Ors!(call));
-    expect(generated).toEqual(outcome(() => interpretPlan(model, call)));
+    const generated = both("Ors", call);
     expect("error" in generated && generated.error.kind).toBe("no_variant");
     const message = "error" in generated ? generated.error.message : "";
     expect(message).toContain("low_rank: `ranks.aT == 1 or ranks.aT == 2` is false (ranks.aT = 3)");

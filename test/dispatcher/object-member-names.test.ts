@@ -9,14 +9,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { compile } from "../../src/api/compile.js";
-import { loadConfig } from "../../src/plan/config.js";
-import { interpretPlan } from "../../src/plan/interpret.js";
 import type { Call } from "../../src/model/plan.js";
-import { outcome } from "../support/plan-outcome.js";
-import { importDispatcher } from "../support/project-build.js";
+import { coreProject } from "../support/project-build.js";
 import { typeErrors } from "../support/strict-consumer.js";
-import { writeProject } from "../support/temp-project.js";
 
 const spec = {
   domain: "com.example",
@@ -82,13 +77,10 @@ const consumer = [
 ].join("\n");
 
 describe("tensor ids and attribute names that objects inherit", async () => {
-  const root = writeProject("object-members", {
-    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+  const { root, result, source, both } = await coreProject("object-members", {
     "specs/Members.json": JSON.stringify(spec, null, 2),
     "templates/m.wgsl.jinja": template,
   });
-  const result = await compile(loadConfig(root));
-  const source = result.files.get("core/dispatcher.ts");
 
   it("build without errors", () => {
     expect(result.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
@@ -104,9 +96,7 @@ describe("tensor ids and attribute names that objects inherit", async () => {
     expect(errors).toEqual([]);
   });
 
-  it("plan as the interpreter does: an inherited member is absent, an own one is read", async () => {
-    const planners = (await importDispatcher(source!)).planners as Record<string, (c: Call) => unknown>;
-    const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === "Members")!.model;
+  it("plan as the interpreter does: an inherited member is absent, an own one is read", () => {
     const x = { shape: [4], dtype: "float32" };
     const calls: Call[] = [
       { inputs: { xT: x } },
@@ -115,8 +105,7 @@ describe("tensor ids and attribute names that objects inherit", async () => {
     ];
     const words: unknown[] = [];
     for (const call of calls) {
-      const generated = outcome(() => planners.Members!(call));
-      expect(generated, JSON.stringify(call)).toEqual(outcome(() => interpretPlan(model, call)));
+      const generated = both("Members", call);
       expect(generated.error, JSON.stringify(call)).toBeUndefined();
       words.push(JSON.parse(JSON.stringify(generated.plan)).passes[0].resources[2]);
     }

@@ -6,12 +6,8 @@
  * in place, and a shape-valued derive entry) are checked, and it agrees with the interpreter.
  */
 import { describe, expect, it } from "vitest";
-import { compile } from "../../src/api/compile.js";
-import { loadConfig } from "../../src/plan/config.js";
-import { interpretPlan } from "../../src/plan/interpret.js";
-import { outcome, type Outcome } from "../support/plan-outcome.js";
-import { importDispatcher } from "../support/project-build.js";
-import { writeProject } from "../support/temp-project.js";
+import type { Outcome } from "../support/plan-outcome.js";
+import { coreProject } from "../support/project-build.js";
 
 const pass = (shader: string) => ({
   id: "main",
@@ -66,20 +62,11 @@ const template = [
 ].join("\n");
 
 describe("an intermediate's shape with a negative or fractional dimension", async () => {
-  const root = writeProject("scratch-shape", {
-    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+  const { result, both: plan } = await coreProject("scratch-shape", {
     "specs/Scratchy.json": JSON.stringify(spec, null, 2),
     "templates/s.wgsl.jinja": template,
   });
-  const result = await compile(loadConfig(root));
-  const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === "Scratchy")!.model;
-  const plan = ((await importDispatcher(result.files.get("core/dispatcher.ts")!)).planners as Record<string, (c: unknown) => unknown>)
-    .Scratchy!;
-  const both = (call: unknown): Outcome => {
-    const generated = outcome(() => plan(call));
-    expect(generated).toEqual(outcome(() => interpretPlan(model, call)));
-    return generated;
-  };
+  const both = (call: unknown): Outcome => plan("Scratchy", call);
   const call = (a: number, form: number) => ({ inputs: { xT: { shape: [8], dtype: "float32" } }, attrs: { a, form } });
 
   it("builds without errors", () => {

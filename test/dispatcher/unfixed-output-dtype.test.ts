@@ -6,12 +6,7 @@
  * or one a given tensor fixes, still plans; the generated dispatcher agrees with the interpreter.
  */
 import { describe, expect, it } from "vitest";
-import { compile } from "../../src/api/compile.js";
-import { loadConfig } from "../../src/plan/config.js";
-import { interpretPlan } from "../../src/plan/interpret.js";
-import { outcome, type Outcome } from "../support/plan-outcome.js";
-import { importDispatcher } from "../support/project-build.js";
-import { writeProject } from "../support/temp-project.js";
+import { coreProject } from "../support/project-build.js";
 
 const cast = (name: string, types: string[]) => ({
   domain: "com.example",
@@ -46,20 +41,11 @@ const template = [
 ].join("\n");
 
 describe("a left-out output whose type parameter no tensor fixes", async () => {
-  const root = writeProject("unfixed-output-dtype", {
-    "kernelc.config.json": JSON.stringify({ profiles: ["core"] }),
+  const { result, both } = await coreProject("unfixed-output-dtype", {
     "specs/CastTo.json": JSON.stringify(cast("CastTo", ["float16", "float32"]), null, 2),
     "specs/CastOne.json": JSON.stringify(cast("CastOne", ["float16"]), null, 2),
     "templates/c.wgsl.jinja": template,
   });
-  const result = await compile(loadConfig(root));
-  const planners = (await importDispatcher(result.files.get("core/dispatcher.ts")!)).planners as Record<string, (c: unknown) => unknown>;
-  const both = (kernel: string, call: unknown): Outcome => {
-    const model = result.profiles[0]!.kernels.find((k) => k.model.kernel.spec.name === kernel)!.model;
-    const generated = outcome(() => planners[kernel]!(call));
-    expect(generated).toEqual(outcome(() => interpretPlan(model, call)));
-    return generated;
-  };
   const x = { shape: [5], dtype: "float32" };
 
   it("builds without errors", () => {

@@ -4,7 +4,7 @@
 #   tests  - the GPU test files (CI=true: a missing adapter fails)
 #   bench  - bench/gpu/attention.mjs (PagedAttention and SparseAttention; BENCH_PINS/BENCH_SHAPES narrow it)
 #   torch  - PyTorch SDPA on the same GPU (../shared/tools/torch_decode_anchor.py)
-#   tune   - `kernelc tune --profile desktop-32k` (TUNE_PROFILE overrides); kernelc.tune.json to $OUT
+#   tune   - `kernelc tune --profile desktop-32k` (TUNE_PROFILE, TUNE_KERNEL narrow it); kernelc.tune.json to $OUT
 #   packed - bench/gpu/attention.mjs with BENCH_PROFILE=desktop-48k: the same shapes with f16 packed in
 #            u32 pairs (a device without shader-f16), for the packed-versus-native table; $OUT/bench-packed.json
 #   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
@@ -29,6 +29,23 @@
 #   packedcmp - the paged bench on the six decode shapes with the tuned desktop-32k split settings pinned
 #            (3072/64/64 and 1024/128/64), native f16 (desktop-32k) and f16 packed in u32 (desktop-48k on a
 #            device without shader-f16), alternating twice; $OUT/bench-{native,packed}-{1,2}.json
+#   vsched - where the row design issues a tile's V loads (bench/experiments/v-schedule-variants.mjs:
+#            vsplit, vat1) against the templates, the six decode shapes, with the configured tunables
+#            (VSCHED_PINS: other pin sets; VSCHED_BASE: a template folder to compare too, e.g. an
+#            earlier commit's); $OUT/bench-vsched.json
+#   sweep  - the shipped row design at 128 splits (1024 workgroups) for 1 x 4096 ... 1 x 65536 keys
+#            (1 to 16 tiles a workgroup): the fixed and the per-tile cost; $OUT/bench-sweep.json
+#   fewsplits - the large decode shapes with at most 1, 2 or 3 splits against the configured
+#            tunables; $OUT/bench-fewsplits.json
+#   regs   - register counts from the NVIDIA driver's shader disk cache (bench/experiments/
+#            nv-shader-cache.py), one tiny bench run per template folder / ROW_LOAD_AHEAD; $OUT/regs-*.log
+#   fixed  - where the small shapes' fixed cost comes from: the attention pass run twice in a row
+#            (BENCH_DOUBLE_PASS) at 1, 8 and 16 tiles a workgroup (1024 workgroups) and on 64 x 4096;
+#            1 tile with 128 workgroups; a build whose tile loop never runs (noloop); the key-per-lane design (mobile-256-f16's shaders, far
+#            smaller code) at 1 and 8 tiles; $OUT/bench-fixed*.json
+#   base   - the six decode shapes with the templates against those in .exp-base (an earlier commit's
+#            templates/, made by `git archive <commit> templates | tar -x -C .exp-base --strip-components=1`
+#            and carried); $OUT/bench-base.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
 set -uo pipefail
 for f in .device/gl/*.deb; do dpkg -x "$f" /; done
@@ -50,7 +67,7 @@ for what in "${steps[@]}"; do
            echo "tests exit $?"; grep -E "Test Files|Tests |FAIL|×" "$OUT/tests.log" | head -20 ;;
     bench) node bench/gpu/attention.mjs --out "$OUT/bench.json" 2>&1 | grep -v Warning | tee "$OUT/bench.log" ;;
     packed) BENCH_PROFILE=${PACKED_PROFILE:-desktop-48k} node bench/gpu/attention.mjs --out "$OUT/bench-packed.json" 2>&1 | grep -v Warning | tee "$OUT/bench-packed.log" ;;
-    tune)  VK_DRIVER_FILES=$KERNELC_VK_ICD node bin/kernelc.js tune --profile "${TUNE_PROFILE:-desktop-32k}" --dawn-flag enable-dawn-features=vulkan_enable_f16_on_nvidia > "$OUT/tune.log" 2>&1
+    tune)  VK_DRIVER_FILES=$KERNELC_VK_ICD node bin/kernelc.js tune --profile "${TUNE_PROFILE:-desktop-32k}" ${TUNE_KERNEL:+--kernel $TUNE_KERNEL} --dawn-flag enable-dawn-features=vulkan_enable_f16_on_nvidia > "$OUT/tune.log" 2>&1
            echo "tune exit $?"; grep -v "^Warning" "$OUT/tune.log" | tail -20; cp kernelc.tune.json "$OUT/" 2>/dev/null ;;
     torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
            python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
@@ -79,7 +96,39 @@ for what in "${steps[@]}"; do
              BENCH_PINS=$P node bench/gpu/attention.mjs paged --out "$OUT/bench-native-$i.json" 2>&1 | grep -v Warning | tail -n 12
              BENCH_PINS=$P BENCH_PROFILE=desktop-48k node bench/gpu/attention.mjs paged --out "$OUT/bench-packed-$i.json" 2>&1 | grep -v Warning | tail -n 12
            done ;;
+    vsched) dirs=$(node bench/experiments/v-schedule-variants.mjs vsplit vat1) || exit 1
+           BENCH_TEMPLATES=${VSCHED_BASE:+$VSCHED_BASE,}templates,$dirs BENCH_PINS=${VSCHED_PINS:-'[{}]'} \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-vsched.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vsched.log" ;;
+    sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
+    fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fewsplits.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fewsplits.log" ;;
+    regs)  dirs=$(node bench/experiments/v-schedule-variants.mjs vsplit) || exit 1
+           for d in templates ${dirs//,/ }; do
+             for a in 2 1; do
+               c=/tmp/glcache-${d#.}-$a; rm -rf "$c"; mkdir -p "$c"
+               __GL_SHADER_DISK_CACHE=1 __GL_SHADER_DISK_CACHE_PATH=$c __GL_SHADER_DISK_CACHE_SKIP_CLEANUP=1 \
+                 BENCH_TEMPLATES=$d BENCH_PINS="[{\"ROW_LOAD_AHEAD\":$a}]" BENCH_SHAPES=1x4096x16 BENCH_ROUNDS=1 \
+                 node bench/gpu/attention.mjs paged --out /tmp/regs.json > /dev/null 2>&1
+               python3 bench/experiments/nv-shader-cache.py "$c" > "$OUT/regs-${d#.}-$a.log" 2>&1
+               echo "== $d ROW_LOAD_AHEAD=$a"; grep -E "files|REGCOUNT|regs" "$OUT/regs-${d#.}-$a.log" | head -20
+             done
+           done ;;
+    fixed) P='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]'
+           dirs=$(node bench/experiments/occupancy-variants.mjs noloop) || exit 1
+           BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x4096x16,1x32768x16 BENCH_PINS=$P \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-noloop.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-noloop.log"
+           BENCH_DOUBLE_PASS=split_attention BENCH_SHAPES=1x4096x16,1x32768x16,1x65536x16 BENCH_PINS=$P \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed.log"
+           BENCH_DOUBLE_PASS=split_attention BENCH_SHAPES=64x4096x16 BENCH_PINS='[{}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-large.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-large.log"
+           BENCH_SHAPES=1x512x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":128,"MAX_SPLITS":16,"SPLIT_MIN_KEYS":16}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-few.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-few.log"
+           BENCH_PROFILE=mobile-256-f16 BENCH_DOUBLE_PASS=split_attention BENCH_SHAPES=1x4096x16,1x32768x16 BENCH_PINS=$P \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-kpl.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-kpl.log" ;;
+    base)  BENCH_TEMPLATES=.exp-base,templates BENCH_PINS='[{}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-base.json" 2>&1 | grep -v Warning | tee "$OUT/bench-base.log" ;;
     plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
-    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, smem, plan)"; exit 2 ;;
+    *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, smem, vsched, sweep, fewsplits, regs, fixed, base, plan)"; exit 2 ;;
   esac
 done

@@ -7,10 +7,20 @@
 // workgroups than that were resident already (registers are the other limit, which Dawn does not
 // report). `nobfly` is session 9's diagnostic (wrong results, the same memory traffic): the
 // butterfly's shuffles removed. Usage: node bench/experiments/occupancy-variants.mjs <name>...
-// (pad2k, pad8k, pad16k, pad24k, nobfly); writes .exp-<name>/ and prints the folder list for BENCH_TEMPLATES.
+// (pad2k, pad8k, pad16k, pad24k, nobfly, noloop); writes .exp-<name>/ and prints the folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
 
 const edits = {
+  // Diagnostic (wrong results): the tile loop is compiled but never runs (its bound is false unless
+  // params.scale is -12345), so a pass of this build costs the launch, the prologue (the first
+  // tile's block entry, K loads, queries) and the epilogue (the partial writes) alone.
+  noloop: (f) => {
+    const p = `${f}/paged-attention-row.wgsl.jinja`;
+    const text = fs.readFileSync(p, "utf8");
+    const loop = "for (var tile_start = key_begin; tile_start < key_end;";
+    if (!text.includes(loop)) throw new Error("noloop: the tile loop was not found");
+    fs.writeFileSync(p, text.replace(loop, "for (var tile_start = key_begin; tile_start < select(key_begin, key_end, params.scale == -12345.0);"));
+  },
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),
   pad16k: (f) => pad(f, 1024),

@@ -7,7 +7,8 @@
 //   (env: KERNELC_VK_ICD, KERNELC_DAWN_FLAGS; BENCH_PINS, BENCH_SHAPES narrow the paged run,
 //   BENCH_SPARSE_PINS the sparse one; BENCH_TEMPLATES compares template folders in both;
 //   BENCH_PROFILE=<name> runs that profile's shaders on a device with exactly its features, e.g.
-//   desktop-48k on the H200 for f16 packed in u32 (no shader-f16) next to desktop-32k's native f16)
+//   desktop-48k on the H200 for f16 packed in u32 (no shader-f16) next to desktop-32k's native f16;
+//   BENCH_DOUBLE_PASS=<pass id> runs that pass twice in a row, a diagnostic of per-launch costs)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -268,6 +269,11 @@ async function timeInRounds(configs, call, tensors, setup, label) {
         if (round === 0) log(`${label(cfg)}: ${err.message}`);
         continue;
       }
+      // BENCH_DOUBLE_PASS=<pass id> (diagnostic): that pass runs twice in a row (the second as
+      // "<id>-again"), so a cost paid once per launch of a pipeline shows as the difference.
+      const again = process.env.BENCH_DOUBLE_PASS;
+      if (again && plan.passes.some((p) => p.id === again))
+        plan = { ...plan, passes: plan.passes.flatMap((p) => (p.id === again ? [p, { ...p, id: `${p.id}-again` }] : [p])) };
       const focus = plan.passes.filter((p) => !setup.includes(p.id)).map((p) => p.id);
       const r = await timePlan(plan, cfg.shaders, tensors, focus, 40, cfg.cache);
       if (round < 0) continue;

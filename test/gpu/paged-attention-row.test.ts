@@ -119,6 +119,32 @@ const CASES: readonly RowCase[] = [
     // The last sequence with new tokens loses every block (its outputs must be zeros); the others keep most.
     batch: { past: [89, 30, 0], newTokens: [5, 1, 7] },
   },
+  // Batches of many sequences: each token's sequence comes from a binary search over the prefix
+  // sums, and sequences without new tokens make equal prefix sums that it must step over.
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived_splitk",
+    shape: shape("G4 bs16 decode, 12 sequences", 8, 2, 16),
+    batch: { past: [300, 77, 0, 5, 16, 31, 64, 120, 1, 2, 47, 99], newTokens: Array(12).fill(1) },
+  },
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived",
+    shape: shape("G1 bs32 mixed, 40 sequences", 4, 4, 32),
+    batch: {
+      past: Array.from({ length: 40 }, (_, i) => (i * 37) % 90),
+      newTokens: Array.from({ length: 40 }, (_, i) => [1, 0, 3, 1, 0, 0, 2][i % 7]),
+    },
+  },
+  {
+    profile: "desktop-32k",
+    variant: "separate_derived",
+    shape: shape("G1 bs32 mixed, 70 sequences", 4, 4, 32),
+    batch: {
+      past: Array.from({ length: 70 }, (_, i) => (i * 53) % 70),
+      newTokens: Array.from({ length: 70 }, (_, i) => (i === 69 ? 0 : [0, 1, 2, 0, 1][i % 5])),
+    },
+  },
   // Loads one chunk ahead (ROW_LOAD_AHEAD = 1, the tuner's other choice): several blocks per tile
   // in split-K decode, and a tile inside a block with 8 heads per KV head in one pass.
   {

@@ -43,7 +43,7 @@
 #            (BENCH_DOUBLE_PASS) at 1, 8 and 16 tiles a workgroup (1024 workgroups) and on 64 x 4096;
 #            1 tile with 128 workgroups; a build whose tile loop never runs (noloop); the key-per-lane design (mobile-256-f16's shaders, far
 #            smaller code) at 1 and 8 tiles; $OUT/bench-fixed*.json
-#   base   - the six decode shapes with the templates against those in .exp-base (an earlier commit's
+#   base   - the six decode shapes and the sparse decode cases with the templates against those in .exp-base (an earlier commit's
 #            templates/, made by `git archive <commit> templates | tar -x -C .exp-base --strip-components=1`
 #            and carried); $OUT/bench-base.json
 # Output goes to stdout and to $OUT/{tests,bench,torch}.log and $OUT/bench.json.
@@ -126,8 +126,8 @@ for what in "${steps[@]}"; do
              node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-few.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-few.log"
            BENCH_PROFILE=mobile-256-f16 BENCH_DOUBLE_PASS=split_attention BENCH_SHAPES=1x4096x16,1x32768x16 BENCH_PINS=$P \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-kpl.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-kpl.log" ;;
-    base)  BENCH_TEMPLATES=.exp-base,templates BENCH_PINS='[{}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-base.json" 2>&1 | grep -v Warning | tee "$OUT/bench-base.log" ;;
+    base)  BENCH_TEMPLATES=.exp-base,templates BENCH_PINS='[{}]' BENCH_SPARSE_PINS='[{}]' \
+             node bench/gpu/attention.mjs paged sparse --out "$OUT/bench-base.json" 2>&1 | grep -v Warning | tee "$OUT/bench-base.log" ;;
     plan)  node bench/plan-time.mjs 2>&1 | tee "$OUT/plan.log" ;;
     *) echo "unknown step $what (tests, bench, packed, packedcmp, torch, tune, features, ahead, vearly, occupancy, ahead1, smem, vsched, sweep, fewsplits, regs, fixed, base, plan)"; exit 2 ;;
   esac

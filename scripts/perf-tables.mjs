@@ -6,8 +6,9 @@
 //       with BENCH_PROFILE=desktop-48k: f16 packed in u32 pairs) and DIR/torch.log (PyTorch's SDPA in
 //       the same device command) into one results file;
 //       (--before bench/results/OLD.json records an earlier results file for the before/after table);
-//   node scripts/perf-tables.mjs bench/results/NAME.json
-//       rewrites the tables between <!-- perf:NAME --> and <!-- /perf:NAME --> in docs/performance.md.
+//   node scripts/perf-tables.mjs bench/results/NAME.json [--only TABLE,...] [--suffix S]
+//       rewrites the tables between <!-- perf:TABLE --> and <!-- /perf:TABLE --> in docs/performance.md
+//       (with --suffix, <!-- perf:TABLE-S -->: another machine's tables beside the H200's).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -197,7 +198,12 @@ const sections = [
   .filter(([name]) => name !== "prefill" || res.rows.some((r) => r.kernel === "PagedAttention prefill"))
   .filter(([name]) => name !== "packed-f16" || res.packed)
   .filter(([name]) => name !== "paged-decode-before-after" || res.before);
-for (const [name, make] of sections) {
+// --only NAME,... regenerates those tables alone; --suffix S writes them between
+// <!-- perf:NAME-S --> markers (another machine's table next to the H200's, e.g. --suffix h100).
+const only = opt("--only")?.split(",");
+const suffix = opt("--suffix");
+for (const [table, make] of sections.filter(([table]) => !only || only.includes(table))) {
+  const name = suffix ? `${table}-${suffix}` : table;
   const open = `<!-- perf:${name} -->`;
   const close = `<!-- /perf:${name} -->`;
   const a = text.indexOf(open);

@@ -19,7 +19,10 @@ const edits = {
     const text = fs.readFileSync(p, "utf8");
     const loop = "for (var tile_start = key_begin; tile_start < key_end;";
     if (!text.includes(loop)) throw new Error("noloop: the tile loop was not found");
-    fs.writeFileSync(p, text.replace(loop, "for (var tile_start = key_begin; tile_start < select(key_begin, key_end, params.scale == -12345.0);"));
+    fs.writeFileSync(
+      p,
+      text.replace(loop, "for (var tile_start = key_begin; tile_start < select(key_begin, key_end, params.scale == -12345.0);"),
+    );
   },
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),

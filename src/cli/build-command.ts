@@ -17,6 +17,7 @@ import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
 import { acquireOutLock, DEFAULT_LOCK_WAIT_MS } from "./out-lock.js";
 import {
+  assertWritable,
   auditOutDir,
   checkOwnership,
   MARKER,
@@ -225,6 +226,7 @@ async function writeBuild(run: BuildRun): Promise<number> {
       (run.partial &&
         again.info !== undefined &&
         treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
+    if (!same) assertWritable(target.dir, current);
     if (!same && opts.inPlace && !run.partial && again.info !== undefined && current.unexpected.length === 0 && current.files.has(MARKER)) {
       updateInPlace(target.dir, current, files, again.info.files, BUILD_INFO_BY);
     } else if (!same) {

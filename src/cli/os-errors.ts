@@ -71,6 +71,11 @@ export function isOsError(err: unknown): err is NodeJS.ErrnoException {
   return typeof e.code === "string" && Object.prototype.hasOwnProperty.call(ADVICE, e.code) && typeof e.syscall === "string";
 }
 
+/** What an OS error means, in words ("permission denied"). */
+export function osErrorWhat(err: NodeJS.ErrnoException): string {
+  return ADVICE[err.code ?? ""]?.what ?? err.message;
+}
+
 /** The `os_error` diagnostic for an OS error: the operation, the path, what the code means and what to do. */
 export function osErrorDiagnostic(err: NodeJS.ErrnoException, note?: string): Diagnostic {
   const code = err.code ?? "EIO";

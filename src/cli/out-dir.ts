@@ -31,8 +31,9 @@ import {
 } from "../core/out-folder.js";
 import type { LoadedConfig } from "../plan/config.js";
 import { verifyAgainstBuildInfo } from "./build-info.js";
+import { isOsError, osErrorWhat } from "./os-errors.js";
 
-export { MARKER, MARKER_TEXT, readTreeStrict } from "../core/out-folder.js";
+export { assertWritable, MARKER, MARKER_TEXT, readTreeStrict } from "../core/out-folder.js";
 
 /** Folders (by name) that an output folder may never be in or contain. */
 const PROTECTED_NAMES = [".git", "node_modules"] as const;
@@ -301,7 +302,18 @@ export function swapIn(outDir: string, staging: string, env: Readonly<Record<str
   }
   fsyncDir(path.dirname(outDir));
   testPause(env, "cleanup");
-  return old && !removeProvenTree(old) ? [leftoverWarning(old)] : [];
+  // The new tree is in place: a previous tree that cannot be removed is a warning, not a failed build.
+  return old ? removeLeftover(old) : [];
+}
+
+/** Removes a leftover that is provably kernelc's; otherwise, or when the OS refuses, keeps it and returns the warning. */
+function removeLeftover(p: string): Diagnostic[] {
+  try {
+    return removeProvenTree(p) ? [] : [leftoverWarning(p)];
+  } catch (err) {
+    if (!isOsError(err)) throw err;
+    return [leftoverWarning(p, err)];
+  }
 }
 
 /**
@@ -338,7 +350,14 @@ export function removeProvenTree(dir: string): boolean {
   return true;
 }
 
-function leftoverWarning(p: string): Diagnostic {
+function leftoverWarning(p: string, err?: NodeJS.ErrnoException): Diagnostic {
+  if (err)
+    return makeDiagnostic(
+      "out_leftover",
+      `${p} is kernelc's previous or unfinished output, but it could not be removed (cannot ${err.syscall} ${err.path ?? p}: ${osErrorWhat(err)} (${err.code})), so it is left in place`,
+      { file: p },
+      { hint: `make it writable (chmod -R u+w ${p}) so that the next build removes it, or delete it yourself` },
+    );
   return makeDiagnostic(
     "out_leftover",
     `${p} looks like a leftover of an interrupted build, but it holds entries kernelc cannot prove it wrote, so it is left in place`,
@@ -392,8 +411,9 @@ export function recoverOutDir(outDir: string): Recovery {
   for (const p of leftovers) {
     if (p === restored) continue;
     if (!lstatOrUndefined(p)) continue;
-    if (removeProvenTree(p)) removed.push(p);
-    else diagnostics.push(leftoverWarning(p));
+    const warnings = removeLeftover(p);
+    if (warnings.length === 0) removed.push(p);
+    diagnostics.push(...warnings);
   }
   return { restored, removed, diagnostics };
 }

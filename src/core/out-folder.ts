@@ -286,6 +286,20 @@ export function unrecordedDiagnostic(tree: OnDiskTree, shown: string, dir: strin
   );
 }
 
+/**
+ * Checks, before anything changes, that the output folder and every folder in it can be written
+ * (throws the OS's error: EACCES, EROFS). A read-only out/ can still be renamed aside (that needs
+ * only its parent), but then its files cannot be removed: the build would put the new tree in place
+ * and fail with the previous one left beside it. Failing here leaves out/ as it was.
+ */
+export function assertWritable(dir: string, tree: OnDiskTree): void {
+  if (!lstatOrUndefined(dir)?.isDirectory()) return;
+  const dirs = new Set<string>(["."]);
+  for (const rel of [...tree.files.keys(), ...(tree.emptyDirs ?? []).map((d) => `${d}/.`)])
+    for (let d = path.posix.dirname(rel); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
+  for (const d of [...dirs].sort()) fs.accessSync(path.join(dir, ...d.split("/")), fs.constants.W_OK | fs.constants.X_OK);
+}
+
 /** What an in-place update wrote and removed, as "/"-separated paths. */
 export interface InPlaceResult {
   readonly written: readonly string[];
@@ -318,6 +332,7 @@ export function updateInPlace(
     if (leftPending) fs.rmSync(path.join(outDir, PENDING), { force: true });
     return { written: [], removed: [] };
   }
+  assertWritable(outDir, current);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o777 });
   const earlier = readPending(outDir) ?? {};
   const pending: Record<string, string[]> = {};

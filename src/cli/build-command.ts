@@ -11,7 +11,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import type { LoadedConfig } from "../plan/config.js";
-import { updateInPlace } from "../core/out-folder.js";
+import { lstatOrUndefined, updateInPlace } from "../core/out-folder.js";
 import { BUILD_INFO, BUILD_INFO_BY, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
@@ -275,11 +275,40 @@ function dropInfo<V>(m: ReadonlyMap<string, V>): Map<string, V> {
   return new Map([...m].filter(([rel]) => rel !== BUILD_INFO));
 }
 
+/** `build --check` on an output path that holds something other than a folder. */
+function notAFolder(target: OutTarget, st: fs.Stats): Diagnostic {
+  const what = st.isSymbolicLink() ? "a symbolic link" : st.isFile() ? "a file" : "a special file";
+  return makeDiagnostic(
+    "out_unexpected",
+    `${target.shown} is ${what}, not the folder of a build: kernelc did not write it`,
+    { file: target.dir },
+    { hint: `choose another output folder (the config's "out" or --out), or move ${target.shown} away and run \`npx kernelc build\`` },
+  );
+}
+
+/** `build --check` with no output folder at all. */
+function missingOut(target: OutTarget): Diagnostic {
+  return makeDiagnostic(
+    "out_stale",
+    `${target.shown}/ does not exist: nothing was built there yet`,
+    { file: target.dir },
+    {
+      hint: "run `npx kernelc build` and commit the result",
+    },
+  );
+}
+
 /** `build --check`: compiles and compares with what is on disk, byte for byte; writes nothing. */
 async function runCheck(run: BuildRun): Promise<number> {
   const { io, opts, target } = run;
   const result = await compileWithProgress(run);
   if (reportCompile(run, result)) return 1;
+  // Not a folder, or none at all: say that, not that every file of the build differs.
+  const st = lstatOrUndefined(target.dir);
+  if (!st || !st.isDirectory()) {
+    printDiagnostics(io, [st ? notAFolder(target, st) : missingOut(target)], opts.format, () => undefined);
+    return 1;
+  }
   const current = readTreeStrict(target.dir);
   // A partial check leaves out the whole-bundle lists (profiles.json, the bundle index), which name every profile.
   const expected = run.partial

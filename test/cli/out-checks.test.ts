@@ -133,6 +133,25 @@ describe("--check and the no-op detection compare what is on disk", () => {
     expect((await kernelc(["build", "--check"], root)).code).toBe(0);
   });
 
+  it("--check on an output folder that is a file says so (not that the build's files differ), and changes nothing", async () => {
+    const root = makeProject();
+    fs.writeFileSync(path.join(root, "notes.txt"), "mine\n");
+    const r = await kernelc(["build", "--check", "--out", "notes.txt"], root);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: notes\.txt is a file, not the folder of a build/);
+    expect(r.stderr).not.toMatch(/out_stale|files differ/);
+    expect(r.code).toBe(1);
+    expect(fs.readFileSync(path.join(root, "notes.txt"), "utf8")).toBe("mine\n");
+  });
+
+  it("--check without an output folder says it does not exist and how to make it", async () => {
+    const root = makeProject();
+    const r = await kernelc(["build", "--check"], root);
+    expect(r.stderr).toMatch(/error\[out_stale\]: out\/ does not exist/);
+    expect(r.stderr).toMatch(/hint: run `npx kernelc build`/);
+    expect(r.code).toBe(1);
+    expect(fs.existsSync(path.join(root, "out"))).toBe(false);
+  });
+
   it("--check expects the marker", async () => {
     const root = await built();
     fs.rmSync(path.join(root, "out/.kernelc-out"));

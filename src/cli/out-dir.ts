@@ -109,6 +109,7 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
       ),
     ]);
   };
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(written)) refuse("its path holds a control character (a newline, a tab, an escape)");
   if (dir === root) refuse("it is the project root");
   if (within(root, dir)) refuse(`it contains the project root ${root}`);
   if (!within(dir, root)) refuse(`it is outside the project ${root}`);

@@ -88,8 +88,27 @@ function codeFrame(loc: Location, sources: SourceLookup, maps: Map<string, LineM
   return [`${pad} |`, `${r.line} | ${(shownText + after).replace(/\s+$/, "")}`, `${pad} | ${prefix}${marks}`];
 }
 
+/**
+ * `text` with every character that a terminal or a log viewer would act on instead of showing made
+ * visible: C0 controls but tab and newline, and DEL, become their Control Pictures (ESC shows as
+ * ␛, CR as ␍), C1 controls and bidirectional overrides become U+FFFD. Messages quote spec, config
+ * and file-name text, which is untrusted: without this a config could recolour or rewrite a CI log
+ * or a terminal (an escape sequence, a carriage return over the line). One character for one, so
+ * a code frame's caret stays under its span.
+ */
+export function visible(text: string): string {
+  return text
+    .replace(/[\u0000-\u0008\u000b-\u001f]/g, (c) => String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/\u007f/g, "\u2421")
+    .replace(/[\u0080-\u009f\u202a-\u202e\u2066-\u2069]/g, "\ufffd");
+}
+
 /** Renders diagnostics for a terminal or a log, one block each, with a summary line. */
 export function renderText(diags: readonly Diagnostic[], sources: SourceLookup): string {
+  return visible(renderTextRaw(diags, sources));
+}
+
+function renderTextRaw(diags: readonly Diagnostic[], sources: SourceLookup): string {
   const maps = new Map<string, LineMap>();
   const out: string[] = [];
   for (const d of diags) {
@@ -150,7 +169,7 @@ export function jsonRows(diags: readonly Diagnostic[], sources: SourceLookup): u
 }
 
 function escapeData(s: string): string {
-  return s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+  return visible(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 }
 function escapeProperty(s: string): string {
   return escapeData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");

@@ -136,7 +136,10 @@ export const DEFAULT_CONFIG: KernelcConfig = Object.freeze({
   emit: "ts",
 });
 
-const folderSchema = z.string({ error: "a folder must be a string" }).min(1, { error: "a folder must not be empty" });
+const folderSchema = z
+  .string({ error: "a folder must be a string" })
+  .min(1, { error: "a folder must not be empty" })
+  .regex(/^[^\u0000-\u001f\u007f-\u009f]*$/, { error: "a folder path must not hold control characters (a newline, a tab, an escape)" });
 
 const instanceSchema = z.strictObject({
   name: z

@@ -39,6 +39,8 @@ describe("build --out: unsafe folders are refused and nothing is touched", () =>
     ["node_modules/kernels", /it is inside the node_modules folder/],
     ["pkg/node_modules/x", /it is inside a node_modules folder/],
     ["out/../..", /it contains the project root/],
+    ["gen\u001b[2Jx", /its path holds a control character/],
+    ["gen\nerror: fake", /its path holds a control character/],
   ];
   for (const [out, message] of cases) {
     it(`--out ${out}`, async () => {

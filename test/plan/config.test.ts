@@ -167,6 +167,17 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(d.message).toContain('unknown field "profile"');
   });
 
+  it("a folder path with a control character is refused (it would be printed into terminals and logs)", () => {
+    for (const field of ["out", "specs", "templates"] as const) {
+      for (const bad of ["gen\u001b[31m", "gen\nerror: fake", "gen\r", "a\tb", "gen\u009b2J"]) {
+        const { d, row } = only({ [field]: bad });
+        expect(row, JSON.stringify(bad)).toMatchObject({ code: "config_invalid", pointer: `/${field}` });
+        expect(d.message).toMatch(/^a folder path must not hold control characters/);
+      }
+    }
+    expect(parseConfig(JSON.stringify({ out: "gén ëré/out" }), FILE, ROOT).diagnostics).toEqual([]);
+  });
+
   it("a profile named like a Windows device is refused: out/<profile>/ could not be created there", () => {
     for (const name of ["con", "nul", "aux", "prn", "com1", "lpt9"]) {
       const { d } = only({ profiles: [name], defineProfiles: [{ name, limits: {} }] });

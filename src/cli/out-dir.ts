@@ -212,7 +212,11 @@ export function testPause(env: Readonly<Record<string, string | undefined>>, poi
   while (!fs.existsSync(file)) Atomics.wait(cell, 0, 0, 10);
 }
 
-const LEFTOVER = /^\.(.+)\.(tmp|old)-/;
+/**
+ * The exact names `siblingName` gives (`.<out>.tmp-<pid>-<8 hex>`, `.<out>.old-…`): a user's
+ * `.out.old-backup` or `.out.tmp-mine` is not a leftover, and is never removed or restored as out/.
+ */
+const LEFTOVER = /^\.(.+)\.(tmp|old)-\d+-[0-9a-f]{8}$/;
 
 /** Names for a staging folder and a previous tree beside `outDir`. */
 function siblingName(outDir: string, kind: "tmp" | "old"): string {
@@ -396,7 +400,7 @@ export function recoverOutDir(outDir: string): Recovery {
   let restored: string | undefined;
   if (!lstatOrUndefined(outDir)) {
     const complete = leftovers
-      .filter((p) => /\.old(-|$)/.test(path.basename(p)) && provablyOurs(p))
+      .filter((p) => LEFTOVER.exec(path.basename(p))?.[2] === "old" && provablyOurs(p))
       .filter((p) => {
         const info = readBuildInfo(p);
         return info !== undefined && verifyAgainstBuildInfo(readTreeStrict(p), info).length === 0;

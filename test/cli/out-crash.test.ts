@@ -96,24 +96,24 @@ describe("kill -9 during a build", () => {
 
   it("a leftover kernelc cannot prove it wrote is kept, with a warning; its own leftovers are removed", async () => {
     const root = makeProject();
-    fs.mkdirSync(path.join(root, ".out.tmp-mine"));
-    fs.writeFileSync(path.join(root, ".out.tmp-mine/data.txt"), "user data\n");
-    fs.mkdirSync(path.join(root, ".out.tmp-empty"));
-    fs.mkdirSync(path.join(root, ".out.old-123-abc"));
-    fs.writeFileSync(path.join(root, ".out.old-123-abc/.kernelc-out"), "x");
-    fs.writeFileSync(path.join(root, ".out.old-123-abc/half.ts"), "x");
+    fs.mkdirSync(path.join(root, ".out.tmp-11-0000aaaa"));
+    fs.writeFileSync(path.join(root, ".out.tmp-11-0000aaaa/data.txt"), "user data\n");
+    fs.mkdirSync(path.join(root, ".out.tmp-12-0000bbbb"));
+    fs.mkdirSync(path.join(root, ".out.old-123-00000abc"));
+    fs.writeFileSync(path.join(root, ".out.old-123-00000abc/.kernelc-out"), "x");
+    fs.writeFileSync(path.join(root, ".out.old-123-00000abc/half.ts"), "x");
     // A previous tree half removed (marker and build-info.json are removed last): provably kernelc's.
     expect((await kernelc(["build", "--profile", "compat"], root)).code).toBe(0);
-    fs.cpSync(path.join(root, "out"), path.join(root, ".out.old-456-def"), { recursive: true });
-    fs.rmSync(path.join(root, ".out.old-456-def/compat"), { recursive: true });
+    fs.cpSync(path.join(root, "out"), path.join(root, ".out.old-456-00000def"), { recursive: true });
+    fs.rmSync(path.join(root, ".out.old-456-00000def/compat"), { recursive: true });
     const r = await kernelc(["build", "--profile", "core"], root);
     expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.tmp-mine looks like a leftover/);
+    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.tmp-11-0000aaaa looks like a leftover/);
     // A marker that is not kernelc's, with a file that no build-info.json lists: not provably kernelc's.
-    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.old-123-abc looks like a leftover/);
-    expect(fs.readFileSync(path.join(root, ".out.tmp-mine/data.txt"), "utf8")).toBe("user data\n");
-    expect(fs.readFileSync(path.join(root, ".out.old-123-abc/half.ts"), "utf8")).toBe("x");
-    expect(leftovers(root).sort()).toEqual([".out.old-123-abc", ".out.tmp-mine"]);
+    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.old-123-00000abc looks like a leftover/);
+    expect(fs.readFileSync(path.join(root, ".out.tmp-11-0000aaaa/data.txt"), "utf8")).toBe("user data\n");
+    expect(fs.readFileSync(path.join(root, ".out.old-123-00000abc/half.ts"), "utf8")).toBe("x");
+    expect(leftovers(root).sort()).toEqual([".out.old-123-00000abc", ".out.tmp-11-0000aaaa"]);
   });
 });
 

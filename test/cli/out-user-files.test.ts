@@ -228,6 +228,23 @@ describe("leftovers of interrupted builds beside out/", () => {
     expect(fs.readFileSync(path.join(root, ".out.old-4-dddddddd/half.ts"), "utf8")).toBe("x");
   });
 
+  it("a user's copy of out/ named like a leftover (.out.old-backup, .out.tmp-mine) is not kernelc's: never removed, never restored as out/", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    const copies = [".out.old-backup", ".out.tmp-mine", ".out.old-2024", ".out.old-1-aaaaaaaa-mine"];
+    for (const name of copies) fs.cpSync(out, path.join(root, name), { recursive: true });
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/out_leftover/);
+    for (const name of copies) expect(snapshot(path.join(root, name)), name).toEqual(snapshot(path.join(root, ".out.old-backup")));
+    // With out/ gone, the user's copy is not taken for a tree an interrupted build moved aside.
+    fs.rmSync(out, { recursive: true });
+    const again = await kernelc(["build"], root);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toMatch(/restored/);
+    for (const name of copies) expect(fs.existsSync(path.join(root, name)), name).toBe(true);
+  });
+
   it("the previous tree swapped out is removed only when it is provably kernelc's", async () => {
     const root = await built();
     const aside = path.join(root, "aside");

@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { kernelc, makeProject, removeProjects, snapshot } from "./out-project.js";
+import { kernelc, makeProject, removeProjects, snapshot, touchTemplate } from "./out-project.js";
 
 afterAll(removeProjects);
 
@@ -160,6 +160,21 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     expect(r.stderr).toMatch(/wrote out\//);
     expect(r.code).toBe(0);
     expect(fs.existsSync(path.join(root, "out/.kernelc-out"))).toBe(true);
+  });
+
+  it("an out/ whose marker alone was lost (copied without dotfiles) but that matches its build-info.json is kernelc's: rebuilt, marker back", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    fs.rmSync(path.join(root, "out/.kernelc-out"));
+    touchTemplate(root, "marker-lost");
+    const r = await kernelc(["build"], root);
+    expect(r.stderr).toMatch(/^wrote out\//);
+    expect(r.code).toBe(0);
+    expect(fs.existsSync(path.join(root, "out/.kernelc-out"))).toBe(true);
+    // With a file changed as well, nothing proves it is kernelc's.
+    fs.rmSync(path.join(root, "out/.kernelc-out"));
+    fs.appendFileSync(path.join(root, "out/core/dispatcher.ts"), "// my change\n");
+    await expectRefused(root, [], "out_not_ours", /core\/dispatcher\.ts was changed/);
   });
 
   it("a legacy out/ with a file that differs from its build-info.json is refused", async () => {

@@ -55,6 +55,8 @@ function readText(file: string): { text: string; mtimeMs: number } | undefined {
     return { text: fs.readFileSync(file, "utf8"), mtimeMs: fs.statSync(file).mtimeMs };
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    // read() errors (EISDIR: a folder where the lock file goes) carry no path: name the file.
+    (err as NodeJS.ErrnoException).path ??= file;
     throw err;
   }
 }

@@ -118,6 +118,18 @@ describe("kill -9 during a build", () => {
 });
 
 describe("the lock", () => {
+  it("a folder where the lock file goes: os_error naming it, exit 1, the folder kept", async () => {
+    const root = makeProject();
+    fs.mkdirSync(path.join(root, ".out.lock"));
+    fs.writeFileSync(path.join(root, ".out.lock/mine.txt"), "mine\n");
+    const r = await kernelc(["build"], root, { KERNELC_LOCK_WAIT_MS: "1000" });
+    expect(r.stderr).toMatch(/error\[os_error\]: cannot read \S*\.out\.lock: it is a folder, not a file \(EISDIR\)/);
+    expect(r.stderr).toMatch(/hint: \S*\.out\.lock is a folder where kernelc expected a file/);
+    expect(r.code).toBe(1);
+    expect(fs.readFileSync(path.join(root, ".out.lock/mine.txt"), "utf8")).toBe("mine\n");
+    expect(fs.existsSync(path.join(root, "out"))).toBe(false);
+  });
+
   it("two builds at once both succeed, one after the other, and leave a complete out/", async () => {
     const root = await builtAndChanged("concurrent");
     const a = spawnKernelc(["build"], root);

@@ -122,10 +122,25 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
     if (within(dir, p)) refuse(dir === p ? `it is the ${name}` : `it is inside the ${name}`);
     if (within(p, dir)) refuse(`it contains the ${name}`);
   }
+  const through = fileOnPath(root, dir);
+  if (through !== undefined) refuse(`its path goes through ${path.relative(root, through) || through}, which is a file, not a folder`);
   const parts = path.relative(root, dir).split(path.sep);
   const bad = parts.find((p) => (PROTECTED_NAMES as readonly string[]).includes(p));
   if (bad) refuse(`it is inside a ${bad} folder`);
   return { dir, shown };
+}
+
+/** The nearest existing ancestor of `dir` (below `root`) when it is not a folder, else undefined. */
+function fileOnPath(root: string, dir: string): string | undefined {
+  for (let p = path.dirname(dir); p !== root && within(p, root); p = path.dirname(p)) {
+    try {
+      return fs.statSync(p).isDirectory() ? undefined : p;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== "ENOENT" && code !== "ENOTDIR") throw err;
+    }
+  }
+  return undefined;
 }
 
 /** Whether `dir`'s files are exactly those of `files` (byte for byte) with nothing else there. */

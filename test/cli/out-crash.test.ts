@@ -202,15 +202,23 @@ describe("failures leave the previous out/ intact", () => {
     expect(after).toEqual(before);
   });
 
-  it("a path through a file (ENOTDIR) is an os_error, exit 1, not an internal error", async () => {
+  it("an output path through a file is refused, naming the file, and never advises moving it away", async () => {
     const root = makeProject();
     fs.writeFileSync(path.join(root, "afile"), "x\n");
-    const r = await kernelc(["build", "--out", "afile/out"], root);
-    expect(r.stderr).not.toMatch(/internal error/);
-    expect(r.stderr).toMatch(/error\[os_error\]: cannot \w+ .*afile.*\((ENOTDIR|EEXIST)\)/);
-    expect(r.stderr).toMatch(/hint: /);
-    expect(r.code).toBe(1);
+    for (const args of [
+      ["--out", "afile/out"],
+      ["--out", "afile/deeper/out"],
+      ["--check", "--out", "afile/out"],
+    ]) {
+      const r = await kernelc(["build", ...args], root);
+      expect(r.stderr).not.toMatch(/internal error|move it away/);
+      expect(r.stderr).toMatch(
+        /error\[out_unsafe\]: refusing to write the output folder .*: its path goes through afile, which is a file, not a folder/,
+      );
+      expect(r.code).toBe(1);
+    }
     expect(fs.readFileSync(path.join(root, "afile"), "utf8")).toBe("x\n");
+    expect(fs.readdirSync(root).filter((n) => n.startsWith("."))).toEqual([]);
   });
 
   it("through bin/kernelc.js: --out . exits 1 with out_unsafe and deletes nothing", () => {

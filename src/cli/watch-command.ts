@@ -93,8 +93,12 @@ export function startWatch(io: Io, opts: WatchOptions): WatchSession {
     };
     if (opts.format === "text") {
       const s = result.stats;
+      const stats = `(${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)`;
+      // A refused or failed rebuild is not "rebuilt": the errors above say what stopped it.
       io.stderr(
-        `rebuilt in ${Math.round(result.ms)} ms (${s.rendered} rendered, ${s.renderReused} reused; ${s.validated} validated, ${s.validationReused} reused)\n`,
+        result.errors
+          ? `rebuild failed after ${Math.round(result.ms)} ms ${stats}: fix the errors above; still watching\n`
+          : `rebuilt in ${Math.round(result.ms)} ms ${stats}\n`,
       );
     }
     opts.onRebuild?.(result);

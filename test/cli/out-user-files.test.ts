@@ -341,6 +341,9 @@ describe("kernelc watch keeps the user's files", () => {
     const before = snapshot(out);
     expect(await log.next()).toMatchObject({ wrote: false, errors: true });
     expect(stderr).toMatch(/error\[out_unexpected\]: out\/mine\.txt \(a file\) was not written by kernelc/);
+    // Not "rebuilt": the update was refused.
+    expect(stderr).not.toMatch(/rebuilt in/);
+    expect(stderr).toMatch(/^rebuild failed after \d+ ms \(.*\): fix the errors above; still watching$/m);
     expect(snapshot(out)).toEqual(before);
 
     // Gone: the next edit rebuilds.

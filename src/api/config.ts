@@ -1,8 +1,9 @@
 /** Loading a project's config for the commands and the programmatic API. */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError } from "../core/diagnostic.js";
+import { DEFAULT_JSON_LIMITS } from "../core/json-source.js";
+import { InputFileError, readFailure, readInputFile } from "../core/read-file.js";
 import { loadConfig, parseConfig, type LoadedConfig } from "../plan/config.js";
 
 /**
@@ -16,14 +17,16 @@ export function loadProjectConfig(cwd: string, configPath?: string): LoadedConfi
     const file = path.resolve(cwd, configPath);
     let text: string;
     try {
-      text = fs.readFileSync(file, "utf8");
+      // Never readFileSync: a FIFO would hang, /dev/zero fill the memory.
+      text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);
     } catch (err) {
+      const tooLarge = err instanceof InputFileError && err.reason === "too_large";
       throw new UserError([
         makeDiagnostic(
-          "file_unreadable",
-          `cannot read the config file: ${(err as Error).message}`,
+          tooLarge ? "file_too_large" : "file_unreadable",
+          `cannot read the config file ${file}: ${readFailure(err)}`,
           { file },
-          { hint: "check the --config path" },
+          { hint: "check the --config path (relative to the current folder): it names a kernelc.config.json of at most 4 MiB" },
         ),
       ]);
     }

@@ -1,11 +1,11 @@
 /** `kernelc explain`: every candidate of a kernel on a profile, and for a call the variant it picks. */
-import * as fs from "node:fs";
 import * as path from "node:path";
 import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
-import { parseJson, toPlain, type JsonNode } from "../core/json-source.js";
+import { DEFAULT_JSON_LIMITS, parseJson, toPlain, type JsonNode } from "../core/json-source.js";
+import { InputFileError, readFailure, readInputFile } from "../core/read-file.js";
 import { stableJson } from "../core/stable-json.js";
 import { configPins, pinnedTunables } from "../plan/config.js";
 import { ruleTunables, ruleText } from "../plan/tuned-rule.js";
@@ -137,14 +137,14 @@ interface CallFile {
 function readCall(file: string): CallFile {
   let text: string;
   try {
-    text = fs.readFileSync(file, "utf8");
+    // Never readFileSync: a FIFO would hang, /dev/zero fill the memory.
+    text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);
   } catch (err) {
-    const e = err as NodeJS.ErrnoException;
-    const reason = e.code === "ENOENT" ? "it does not exist" : e.code === "EISDIR" ? "it is a folder" : e.message;
+    const tooLarge = err instanceof InputFileError && err.reason === "too_large";
     throw new UserError([
       makeDiagnostic(
-        "file_unreadable",
-        `cannot read the call file ${file}: ${reason}`,
+        tooLarge ? "file_too_large" : "file_unreadable",
+        `cannot read the call file ${file}: ${readFailure(err)}`,
         { file },
         {
           hint: `check the --call path (relative to the current folder); ${CALL_SHAPE}`,

@@ -67,6 +67,26 @@ export function readInputFile(file: string, maxBytes: number): string {
   }
 }
 
+/**
+ * Why readInputFile failed, in words: InputFileError's reason, or what an OS error means ("it does
+ * not exist", "permission denied"). Anything else is a bug, and is rethrown.
+ */
+export function readFailure(err: unknown): string {
+  if (err instanceof InputFileError) return err.message;
+  const e = err as NodeJS.ErrnoException;
+  if (!(err instanceof Error) || typeof e.code !== "string") throw err;
+  const words: Record<string, string> = {
+    ENOENT: "it does not exist",
+    ENOTDIR: "a part of its path is a file, not a folder",
+    EACCES: "permission denied",
+    EPERM: "operation not permitted",
+    ELOOP: "too many levels of symbolic links",
+    ENAMETOOLONG: "the name is too long",
+    EIO: "an input/output error",
+  };
+  return e.code === "ENOENT" ? words.ENOENT! : `${words[e.code] ?? "it cannot be read"} (${e.code})`;
+}
+
 /** readInputFile, or undefined when the file cannot be read for any reason (for code frames of diagnostics). */
 export function readInputFileOrUndefined(file: string, maxBytes: number): string | undefined {
   try {

@@ -198,7 +198,7 @@ describe("kernelc explain --call: a call that cannot be planned fails with exit 
     const folder = await runCli(["explain", "Axpby", "--profile", "desktop-64k", "--call", "specs"], FIXTURE);
     expect(folder.code).toBe(1);
     expect(headers(folder.stderr)).toEqual([
-      `error[file_unreadable]: cannot read the call file ${path.join(FIXTURE, "specs")}: it is a folder`,
+      `error[file_unreadable]: cannot read the call file ${path.join(FIXTURE, "specs")}: it is a folder, not a regular file`,
     ]);
     const notJson = await explainCall("inputs: xT");
     expect(notJson.code).toBe(1);

@@ -104,6 +104,33 @@ describe.runIf(posix)("the config, the tune file and specs", () => {
     );
   }, 60_000);
 
+  it("--config and --call naming a FIFO, /dev/zero, a folder, a missing or a huge file: file_unreadable or file_too_large, never a hang", async () => {
+    const root = axpbyProject();
+    mkfifo(path.join(root, "pipe.json"));
+    fs.mkdirSync(path.join(root, "folder.json"));
+    sparse(path.join(root, "huge.json"), 5 * MiB);
+    const cases: [string, string, RegExp][] = [
+      ["pipe.json", "file_unreadable", /pipe\.json: it is a FIFO \(named pipe\), not a regular file/],
+      ["/dev/zero", "file_unreadable", /\/dev\/zero: it is a device, not a regular file/],
+      ["folder.json", "file_unreadable", /folder\.json: it is a folder, not a regular file/],
+      ["missing.json", "file_unreadable", /missing\.json: it does not exist/],
+      ["huge.json", "file_too_large", /huge\.json: it is 5242880 bytes, more than the limit of 4194304 bytes/],
+    ];
+    for (const [file, code, message] of cases) {
+      for (const argv of [
+        ["build", "--config", file],
+        ["explain", "Axpby", "--profile", "core", "--call", file],
+      ]) {
+        const r = await runCli(argv, root);
+        expect(r.stdout + r.stderr, argv.join(" ")).not.toMatch(/\n\s+at |internal error|ENOENT:|EISDIR:/);
+        expect(r.stderr, argv.join(" ")).toContain(`error[${code}]: cannot read the ${argv[0] === "build" ? "config" : "call"} file `);
+        expect(r.stderr, argv.join(" ")).toMatch(message);
+        expect(r.code, argv.join(" ")).toBe(1);
+      }
+    }
+    expect(fs.existsSync(path.join(root, "out"))).toBe(false);
+  }, 60_000);
+
   it("kernelc.tune.json as a FIFO is file_unreadable", async () => {
     const root = axpbyProject();
     mkfifo(path.join(root, "kernelc.tune.json"));

@@ -89,6 +89,12 @@ export function readBuildInfo(dir: string): BuildInfo | undefined {
   }
 }
 
+/**
+ * Larger than any file kernelc generates (its inputs are at most 4 MiB each): such a file in out/
+ * is not read into memory (past 2 GiB Node cannot) but reported as not kernelc's.
+ */
+export const MAX_OUT_FILE_BYTES = 256 * 1024 * 1024;
+
 /** Reads `dir` as it is on disk, without following symbolic links; a missing folder is empty. */
 export function readTreeStrict(dir: string): OnDiskTree {
   const files = new Map<string, Buffer>();
@@ -105,6 +111,7 @@ export function readTreeStrict(dir: string): OnDiskTree {
       const p = path.join(abs, e.name);
       if (e.isSymbolicLink()) unexpected.push(`${r} (symbolic link)`);
       else if (e.isDirectory()) visit(p, r);
+      else if (e.isFile() && fs.lstatSync(p).size > MAX_OUT_FILE_BYTES) unexpected.push(`${r} (file too large to be generated)`);
       else if (e.isFile()) files.set(r, fs.readFileSync(p));
       else unexpected.push(`${r} (special file)`);
     }
@@ -236,7 +243,7 @@ export function auditClean(audit: OutAudit): boolean {
 export function auditDiagnostics(audit: OutAudit, shown: string, dir: string): Diagnostic[] {
   const diags: Diagnostic[] = [];
   for (const entry of audit.foreign) {
-    const what = /\((?:empty folder|folder|symbolic link|special file)\)$/.test(entry) ? "" : " (a file)";
+    const what = /\((?:empty folder|folder|symbolic link|special file|file too large to be generated)\)$/.test(entry) ? "" : " (a file)";
     diags.push(
       makeDiagnostic(
         "out_unexpected",

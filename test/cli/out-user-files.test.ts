@@ -198,6 +198,24 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
   });
 });
 
+describe("a huge file in out/", () => {
+  it("is out_unexpected for a build and --check, kept, and never read into memory (past 2 GiB it was an internal error)", async () => {
+    const root = await built();
+    const big = path.join(root, "out/core/capture.bin");
+    fs.writeFileSync(big, "");
+    fs.truncateSync(big, 3 * 1024 ** 3); // sparse: no disk space used
+    for (const argv of [["build"], ["build", "--force"], ["build", "--check"], ["build", "--profile", "core"]]) {
+      const r = await kernelc(argv, root);
+      expect(r.stderr, argv.join(" ")).not.toMatch(/internal error|\n\s+at /);
+      expect(r.stderr, argv.join(" ")).toMatch(/error\[out_unexpected\]: out\/core\/capture\.bin \(file too large to be generated\)/);
+      expect(r.code, argv.join(" ")).toBe(1);
+    }
+    expect(fs.statSync(big).size).toBe(3 * 1024 ** 3);
+    fs.rmSync(big);
+    expect((await kernelc(["build"], root)).code).toBe(0);
+  });
+});
+
 describe("leftovers of interrupted builds beside out/", () => {
   it("one holding a user file (or an edited file) is kept with out_leftover; one kernelc provably wrote is removed", async () => {
     const root = await built();

@@ -21,6 +21,7 @@ import { compile } from "../api/compile.js";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
+import { readFailure, readInputFile } from "../core/read-file.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { byteRange, type ByteRange, type Call, type Plan } from "../model/plan.js";
 import type { LoadedConfig, TuneCallConfig, TuneFill } from "../plan/config.js";
@@ -104,6 +105,9 @@ function isRandom(fill: TuneFill | undefined, dtype: string): boolean {
   return !Array.isArray(fill) && "fill" in fill && fill.fill === "random";
 }
 
+/** The size limit of a tune call's data file (a CSR layout of a large matrix fits). */
+const MAX_DATA_FILE_BYTES = 256 * 1024 * 1024;
+
 /**
  * Replaces `{"file": …}` fills by the numbers of that JSON file. The file must be inside the
  * project (symbolic links resolved) and hold an array of finite numbers.
@@ -124,9 +128,16 @@ export function resolveDataFiles(root: string, call: TuneCallConfig): TuneCallCo
       return `data file ${fill.file} of input ${id}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`;
     }
     if (real !== realRoot && !real.startsWith(realRoot + path.sep)) return `data file ${fill.file} of input ${id} is outside the project`;
+    let text: string;
+    try {
+      // Never readFileSync: a FIFO would hang, a device fill the memory.
+      text = readInputFile(real, MAX_DATA_FILE_BYTES);
+    } catch (err) {
+      return `data file ${fill.file} of input ${id} cannot be read: ${readFailure(err)}`;
+    }
     let values: unknown;
     try {
-      values = JSON.parse(fs.readFileSync(real, "utf8"));
+      values = JSON.parse(text);
     } catch (err) {
       return `data file ${fill.file} of input ${id} is not JSON: ${(err as Error).message}`;
     }

@@ -1,4 +1,5 @@
 /** Tune calls' `{"file": …}` data: read from JSON files inside the project only. */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -36,5 +37,12 @@ describe("tune data files", () => {
   it("refuses a missing file and one that does not hold finite numbers", () => {
     expect(resolveDataFiles(root, call("data/none.json"))).toMatch(/data file data\/none.json of input rowsT: ENOENT/);
     expect(resolveDataFiles(root, call("data/bad.json"))).toMatch(/must hold a non-empty array of finite numbers/);
+  });
+  it.runIf(process.platform !== "win32")("refuses a FIFO or a folder without opening it (a FIFO hung kernelc tune)", () => {
+    execFileSync("mkfifo", [path.join(root, "data/pipe.json")]);
+    expect(resolveDataFiles(root, call("data/pipe.json"))).toBe(
+      "data file data/pipe.json of input rowsT cannot be read: it is a FIFO (named pipe), not a regular file",
+    );
+    expect(resolveDataFiles(root, call("data"))).toBe("data file data of input rowsT cannot be read: it is a folder, not a regular file");
   });
 });

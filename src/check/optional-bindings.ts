@@ -1,5 +1,5 @@
 /**
- * Optional inputs that a pass binds without its variant requiring them. A plan binds every
+ * Optional inputs and outputs that a pass binds without its variant requiring them. A plan binds every
  * binding of every pass of the variant it picks, so a call that omits an optional input reaching a
  * variant that binds it fails at plan time (`binding … needs tensor …, which the call omits`). The
  * spec says when a variant applies in its `when` conditions: a variant that binds an optional input
@@ -139,25 +139,34 @@ function requires(kernel: CheckedKernel, variant: CheckedVariant, id: string, en
   return true;
 }
 
-/** `binding_optional_unguarded` warnings: each (variant, optional input) once, at the first pass that binds it. */
+/**
+ * `binding_optional_unguarded` warnings: each (variant, optional input or output) once, at the first
+ * pass that binds it. An optional output fails the same way as an input: a call that leaves it out
+ * has no buffer for the binding. An id that is both an input and an output is an input.
+ */
 export function optionalBindingWarnings(kernel: CheckedKernel, file: string, envOf: VariantEnv): Diagnostic[] {
-  const optional = new Set(kernel.spec.inputs.filter((i) => i.optional).map((i) => i.name));
+  const inputIds = new Set(kernel.spec.inputs.map((i) => i.name));
+  const optional = new Map<string, "input" | "output">();
+  for (const i of kernel.spec.inputs) if (i.optional) optional.set(i.name, "input");
+  for (const o of kernel.spec.outputs) if (o.optional && !inputIds.has(o.name)) optional.set(o.name, "output");
   const out: Diagnostic[] = [];
   for (const variant of kernel.variants) {
     const reported = new Set<string>();
     for (const pass of variant.passes) {
       for (const b of pass.bindings) {
         const id = b.ref;
-        if (b.kind !== "arg" || !b.refIsInput || id === undefined || !optional.has(id) || reported.has(id)) continue;
+        if (b.kind !== "arg" || id === undefined || reported.has(id)) continue;
+        const what = optional.get(id);
+        if (what === undefined || (what === "input") !== (b.refIsInput === true)) continue;
         reported.add(id);
         if (requires(kernel, variant, id, envOf)) continue;
         out.push(
           makeDiagnostic(
             "binding_optional_unguarded",
-            `pass \`${pass.id}\` of variant \`${variant.id}\` binds optional input \`${id}\` (binding \`${b.name}\`), but no \`when\` condition of the variant or the kernel requires it: a call without \`${id}\` that reaches this variant fails at plan time ("binding \`${b.name}\` needs tensor \`${id}\`, which the call omits")`,
+            `pass \`${pass.id}\` of variant \`${variant.id}\` binds optional ${what} \`${id}\` (binding \`${b.name}\`), but no \`when\` condition of the variant or the kernel requires it: a call without \`${id}\` that reaches this variant fails at plan time ("binding \`${b.name}\` needs tensor \`${id}\`, which the call omits")`,
             whereLocation(file, pass.where),
             {
-              hint: `add \`"present.${id}"\` to the variant's \`when\` (and a variant without this binding for calls that omit it), or make \`${id}\` a required input`,
+              hint: `add \`"present.${id}"\` to the variant's \`when\` (and a variant without this binding for calls that omit it), or make \`${id}\` a required ${what}`,
             },
           ),
         );

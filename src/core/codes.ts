@@ -120,7 +120,7 @@ export const CODES = {
   binding_optional_unguarded: {
     severity: "warning",
     summary:
-      "A pass binds an optional input that no `when` condition of its variant or kernel requires, so calls without it fail at plan time.",
+      "A pass binds an optional input or output that no `when` condition of its variant or kernel requires, so calls without it fail at plan time.",
   },
   no_instances: {
     severity: "warning",

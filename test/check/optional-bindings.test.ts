@@ -78,3 +78,41 @@ describe("binding_optional_unguarded", () => {
     expect(warnings(spec({ when: ["n > 1 if present.bias else n > 0"] }))).toHaveLength(1);
   });
 });
+
+describe("binding_optional_unguarded for optional outputs", () => {
+  /** A spec whose variant `v` binds optional output `extra` in its one pass. */
+  const withOutput = (opts: { when?: string[]; optional?: boolean; inPlace?: boolean }): Record<string, unknown> => {
+    const s = spec({ when: ["present.bias"], ...(opts.when ? { when: opts.when } : {}) }) as Record<string, any>;
+    if (opts.inPlace) {
+      // An id that is both an input and an output is an input: guarded by the input's rules.
+      s.outputs.bias = { onnx: "B_out", dtype: "float32", rank: 1, optional: true, shape: "shapes.bias" };
+      return s;
+    }
+    s.outputs.extra = { onnx: "E", dtype: "float32", rank: 1, shape: "shapes.x", optional: opts.optional ?? true };
+    s.bindings.eb = { arg: "extra" };
+    s.variants[0].passes[0].bindings.push("eb");
+    return s;
+  };
+
+  it("warns at a pass that binds an optional output the conditions do not require, as for an input", () => {
+    const s = withOutput({});
+    const r = checkSpecObject(s);
+    const w = r.diagnostics.filter((d) => d.code === "binding_optional_unguarded");
+    expect(w.map((d) => found(d, r.text))).toEqual([
+      {
+        code: "binding_optional_unguarded",
+        message:
+          'pass `p0` of variant `v` binds optional output `extra` (binding `eb`), but no `when` condition of the variant or the kernel requires it: a call without `extra` that reaches this variant fails at plan time ("binding `eb` needs tensor `extra`, which the call omits")',
+        hint: 'add `"present.extra"` to the variant\'s `when` (and a variant without this binding for calls that omit it), or make `extra` a required output',
+        at: expect.any(String),
+      },
+    ]);
+    expect(w[0]!.location?.pointer).toBe("/variants/0/passes/0");
+  });
+
+  it("is quiet for a guarded optional output, a required one and an in-place tensor", () => {
+    expect(warnings(withOutput({ when: ["present.bias and present.extra"] }))).toEqual([]);
+    expect(warnings(withOutput({ optional: false }))).toEqual([]);
+    expect(warnings(withOutput({ inPlace: true }))).toEqual([]);
+  });
+});

@@ -23,7 +23,7 @@ import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
-import { optionalBindingWarnings } from "./optional-bindings.js";
+import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -1248,7 +1248,13 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
     return kept.result;
   const c = new SpecChecker(spec, ctx);
   const kernel = c.run();
-  const warnings = kernel ? optionalBindingWarnings(kernel, spec.file, (v) => deriveEnv(kernel, v)) : [];
+  const envOf = (v: CheckedVariant): ReadonlyMap<string, CheckedDerive> => deriveEnv(kernel!, v);
+  // An output left unbound is often the echo of an error (a binding naming a misspelt tensor, a
+  // pass naming a misspelt binding): it is not reported beside such an error.
+  const clean = !c.diags.some((d) => d.code === "unknown_tensor" || d.code === "unknown_binding");
+  const warnings = kernel
+    ? [...optionalBindingWarnings(kernel, spec.file, envOf), ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : [])]
+    : [];
   const result = { kernel, diagnostics: [...c.diags, ...warnings] };
   const shaders = c.resolvedShaders();
   if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, result, shaders });

@@ -16,16 +16,19 @@ import { whereLocation } from "./locate.js";
 /** A truth value that may be unknown. */
 type Truth = boolean | undefined;
 
-/** What an evaluation knows: the absent input, the derive entries, and truths assumed for some tests. */
+/** What an evaluation knows: one tensor's presence, the derive entries, and truths assumed for some tests. */
 interface Known {
-  readonly absent: string;
+  /** The tensor whose `present.<id>` is known. */
+  readonly tensor: string;
+  /** Its `present.<id>`: false when asking what an absent input implies, true for a present output. */
+  readonly present: boolean;
   readonly env: ReadonlyMap<string, CheckedDerive>;
   /** Assumed truths of `cond` tests, by exprStructure. */
   readonly assume: ReadonlyMap<string, boolean>;
 }
 
 /**
- * The truth of a boolean expression when `present.<absent>` is false, the assumed tests have their
+ * The truth of a boolean expression when `present.<tensor>` is known, the assumed tests have their
  * assumed truth and every other leaf is unknown; derive entries are read through the environment
  * (each at most once on a path: a cycle, reported elsewhere, is unknown).
  */
@@ -38,7 +41,7 @@ function truthOf(e: TExpr, known: Known, seen: Set<string> = new Set()): Truth {
     case "const":
       return typeof e.value === "boolean" ? e.value : undefined;
     case "leaf":
-      return e.leaf.ns === "present" && e.leaf.name === known.absent ? false : undefined;
+      return e.leaf.ns === "present" && e.leaf.name === known.tensor ? known.present : undefined;
     case "derive": {
       const d = known.env.get(e.name);
       if (!d || seen.has(e.name)) return undefined;
@@ -119,24 +122,30 @@ const MAX_SPLIT_TESTS = 8;
 export type VariantEnv = (variant: CheckedVariant) => ReadonlyMap<string, CheckedDerive>;
 
 /**
- * Whether, whenever input `id` is absent, some condition of the kernel or the variant is false:
- * in every case of the conditional tests the conditions reach (each test true or false), one
- * condition evaluates to false. Tests that are not independent can only make this say "not
- * required" where it is; more tests than MAX_SPLIT_TESTS count as required (no warning).
+ * Whether, whenever tensor `id` is absent (present = false; or present, for present = true), some
+ * condition of the kernel or the variant is false: in every case of the conditional tests the
+ * conditions reach (each test true or false), one condition evaluates to false. Tests that are not
+ * independent can only make this say "not excluded" where it is; more tests than MAX_SPLIT_TESTS
+ * count as excluded (no warning).
  */
-function requires(kernel: CheckedKernel, variant: CheckedVariant, id: string, envOf: VariantEnv): boolean {
+function excludes(kernel: CheckedKernel, variant: CheckedVariant, id: string, present: boolean, envOf: VariantEnv): boolean {
   const env = envOf(variant);
   const conditions = [...kernel.when, ...variant.when].map((c) => c.texpr);
-  // Tests the absent input already decides (`present.<id>` itself) are not split on.
-  const unassumed: Known = { absent: id, env, assume: new Map() };
+  // Tests the tensor's presence already decides (`present.<id>` itself) are not split on.
+  const unassumed: Known = { tensor: id, present, env, assume: new Map() };
   const tests = [...condTests(conditions, env)].filter(([, e]) => truthOf(e, unassumed) === undefined).map(([k]) => k);
   if (tests.length > MAX_SPLIT_TESTS) return true;
   for (let mask = 0; mask < 1 << tests.length; mask++) {
     const assume = new Map(tests.map((t, i) => [t, ((mask >> i) & 1) === 1]));
-    const known: Known = { absent: id, env, assume };
+    const known: Known = { tensor: id, present, env, assume };
     if (!conditions.some((c) => truthOf(c, known) === false)) return false;
   }
   return true;
+}
+
+/** Whether the variant's or kernel's conditions are false whenever tensor `id` is absent: the variant requires it. */
+function requires(kernel: CheckedKernel, variant: CheckedVariant, id: string, envOf: VariantEnv): boolean {
+  return excludes(kernel, variant, id, false, envOf);
 }
 
 /**
@@ -171,6 +180,37 @@ export function optionalBindingWarnings(kernel: CheckedKernel, file: string, env
           ),
         );
       }
+    }
+  }
+  return out;
+}
+
+/**
+ * `output_unbound` warnings: a variant none of whose passes binds an output, so a call it plans
+ * leaves that output's buffer as it was. An output that is also an input (in place) is bound as
+ * the input. An optional output may be left unbound by a variant whose conditions are false
+ * whenever the call gives it (`not present.<id>`). Each (variant, output) once, at the variant.
+ */
+export function unboundOutputWarnings(kernel: CheckedKernel, file: string, envOf: VariantEnv): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  for (const variant of kernel.variants) {
+    const bound = new Set<string>();
+    for (const pass of variant.passes) for (const b of pass.bindings) if (b.kind === "arg" && b.ref !== undefined) bound.add(b.ref);
+    for (const o of kernel.spec.outputs) {
+      if (bound.has(o.name)) continue;
+      if (o.optional && excludes(kernel, variant, o.name, true, envOf)) continue;
+      out.push(
+        makeDiagnostic(
+          "output_unbound",
+          `variant \`${variant.id}\` never binds output \`${o.name}\`: no pass of the variant has a binding with \`"arg": "${o.name}"\`, so a call it plans leaves \`${o.name}\` unwritten`,
+          whereLocation(file, variant.where),
+          {
+            hint: o.optional
+              ? `bind \`${o.name}\` in a pass of the variant that writes it, or add \`"not present.${o.name}"\` to the variant's \`when\` so that calls giving it pick another variant`
+              : `bind \`${o.name}\` in a pass of the variant that writes it (a binding \`{ "arg": "${o.name}" }\` listed in the pass's \`bindings\`)`,
+          },
+        ),
+      );
     }
   }
   return out;

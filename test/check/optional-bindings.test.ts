@@ -116,3 +116,69 @@ describe("binding_optional_unguarded for optional outputs", () => {
     expect(warnings(withOutput({ inPlace: true }))).toEqual([]);
   });
 });
+
+describe("output_unbound", () => {
+  /** Outputs maxT, argT (required) and sumT (optional); each variant binds what `binds` lists. */
+  const multi = (variants: { id: string; when?: string[]; binds: string[] }[]): Record<string, unknown> => ({
+    domain: "test",
+    name: "Probe",
+    sinceVersion: 1,
+    inputs: { x: { onnx: "X", dtype: "float32", rank: 2 } },
+    outputs: {
+      maxT: { onnx: "max", dtype: "float32", shape: "[rows]" },
+      argT: { onnx: "argmax", dtype: "int32", shape: "[rows]" },
+      sumT: { onnx: "sum", dtype: "float32", shape: "[rows]", optional: true },
+    },
+    derive: { rows: "dim(shapes.x, 0)" },
+    bindings: { xb: { arg: "x" }, maxb: { arg: "maxT" }, argb: { arg: "argT" }, sumb: { arg: "sumT" } },
+    variants: variants.map((v) => ({
+      id: v.id,
+      ...(v.when ? { when: v.when } : {}),
+      passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: ["xb", ...v.binds], dispatch: { x: "rows" } }],
+    })),
+  });
+  const unbound = (s: Record<string, unknown>) => {
+    const r = checkSpecObject(s);
+    return { r, w: r.diagnostics.filter((d) => d.code === "output_unbound") };
+  };
+
+  it("warns at a variant that never binds a required output, with what happens and the fix", () => {
+    const { r, w } = unbound(multi([{ id: "v", when: ["present.sumT"], binds: ["maxb", "sumb"] }]));
+    expect(w.map((d) => [found(d, r.text).message, found(d, r.text).hint, d.location?.pointer, d.severity])).toEqual([
+      [
+        'variant `v` never binds output `argT`: no pass of the variant has a binding with `"arg": "argT"`, so a call it plans leaves `argT` unwritten',
+        'bind `argT` in a pass of the variant that writes it (a binding `{ "arg": "argT" }` listed in the pass\'s `bindings`)',
+        "/variants/0",
+        "warning",
+      ],
+    ]);
+    const text = renderText(w, (file) => (file === "probe.json" ? r.text : undefined));
+    expect(text).toMatch(/^warning\[output_unbound\]: variant `v` never binds output `argT`/);
+    expect(text).toMatch(/--> probe\.json:\d+:\d+ \(\/variants\/0\)/);
+  });
+
+  it("warns at a variant that leaves an optional output unbound but may be picked for a call that gives it", () => {
+    const { r, w } = unbound(multi([{ id: "v", binds: ["maxb", "argb"] }]));
+    expect(w.map((d) => found(d, r.text).hint)).toEqual([
+      'bind `sumT` in a pass of the variant that writes it, or add `"not present.sumT"` to the variant\'s `when` so that calls giving it pick another variant',
+    ]);
+  });
+
+  it("is quiet when every output is bound, or an unbound optional one is excluded by the conditions", () => {
+    const s = multi([
+      { id: "withSum", when: ["present.sumT"], binds: ["maxb", "argb", "sumb"] },
+      { id: "plain", when: ["not present.sumT"], binds: ["maxb", "argb"] },
+      { id: "viaDerive", when: ["noSum and rows > 0"], binds: ["maxb", "argb"] },
+    ]);
+    (s.derive as Record<string, string>).noSum = "not present.sumT";
+    expect(unbound(s).w).toEqual([]);
+  });
+
+  it("is not reported for a spec with errors (a misspelt tensor in a binding would echo as an unbound output)", () => {
+    const s = multi([{ id: "v", when: ["present.sumT"], binds: ["maxb", "argb", "sumb"] }]);
+    (s.bindings as Record<string, unknown>).argb = { arg: "argTT" };
+    const { r, w } = unbound(s);
+    expect(r.diagnostics.map((d) => d.code)).toContain("unknown_tensor");
+    expect(w).toEqual([]);
+  });
+});

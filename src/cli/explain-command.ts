@@ -85,7 +85,8 @@ export async function runExplain(
   const result = await compile(loaded, { profiles: [opts.profile] });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) {
-    printDiagnostics(io, errors, opts.format, (f) => result.sources.get(f));
+    // Template and WGSL errors point into templates, which result.sources does not hold: read them.
+    printDiagnostics(io, errors, opts.format, fileSources(io.cwd, result.sources));
     return 1;
   }
   const entry = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernelName);

@@ -406,8 +406,10 @@ function renderRequest(
         pass.shader,
         ctx.cache.digests.digest(pass.shader),
         keyContext(context, ctx.cache.digests.contextReads(pass.shader)),
-        // The form matters only to a template that reads it; otherwise it shows in the declarations.
-        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}`,
+        // The form matters only to a template that reads it; otherwise it shows in the declarations
+        // and in each binding's storage form and scalar: a packed f16 binding is declared
+        // `array<u32>` as a u32 one is, but its helpers unpack (load_x returns f32, not u32).
+        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}\0${storageKey(decls)}`,
       )
     : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
@@ -700,4 +702,9 @@ function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: stri
     }
   }
   return out;
+}
+
+/** What the accessor helpers of a pass's declarations depend on beyond their text: each storage binding's element type, storage form and scalar. */
+function storageKey(decls: Declarations): string {
+  return JSON.stringify([...decls.storage.values()].map((b) => [b.name, b.elementType, b.storage, b.scalar, b.access]));
 }

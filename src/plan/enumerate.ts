@@ -136,6 +136,27 @@ function isBoolLeaf(l: LeafInfo): boolean {
   return l.leaf.ns === "present" || l.key.startsWith("has(");
 }
 
+/**
+ * The run-time leaves that validating a call fixes, given the dtype assignment: a required tensor
+ * is present, has its declared rank, and has the dtype its type parameter is assigned (a call of
+ * another dtype is an invalid_call before any condition is read). The generated dispatcher folds
+ * the same leaves; pruning with them drops a variant whose `when` says
+ * `tensorDtypes.xT == "int32"` from the other assignments, instead of building (and validating)
+ * its shaders for dtypes it can never be called with.
+ */
+function callFixedLeaves(kernel: CheckedKernel, dtypes: Readonly<Record<string, string>>): Map<LeafKey, Value> {
+  const fixed = new Map<LeafKey, Value>();
+  const inputIds = new Set(kernel.spec.inputs.map((i) => i.name));
+  const tensors = [...kernel.spec.inputs, ...kernel.spec.outputs.filter((o) => !inputIds.has(o.name))];
+  for (const t of tensors) {
+    if (t.optional) continue;
+    fixed.set(`present.${t.name}`, true);
+    if (t.rank !== undefined) fixed.set(`ranks.${t.name}`, t.rank);
+    if (Object.hasOwn(dtypes, t.dtype)) fixed.set(`tensorDtypes.${t.name}`, dtypes[t.dtype]!);
+  }
+  return fixed;
+}
+
 /** Enumerates, prunes and expands one kernel on one profile. */
 export function enumerateKernel(
   kernel: CheckedKernel,
@@ -165,9 +186,10 @@ export function enumerateKernel(
 
   for (const dtypes of assignments) {
     let chosen: AssignmentBuild | undefined;
+    const fixed = callFixedLeaves(kernel, dtypes);
     for (const tunables of combos) {
       const facts: StaticFacts = { dtypes, tunables, limits: profile.limits, features: profile.features };
-      const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts));
+      const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts, fixed));
       const kernelDead = firstFalse(kernel.when, topEnv, kernel);
       const survivors: VariantBuild[] = [];
       // The kernel's conditions with an instance's values pinned, shared by the variants of these facts.
@@ -191,7 +213,7 @@ export function enumerateKernel(
           continue;
         }
         const derives = deriveEnv(kernel, v);
-        const venv = new DeriveEnv(derives, new StaticLeaves(facts));
+        const venv = new DeriveEnv(derives, new StaticLeaves(facts, fixed));
         const dead = firstFalse(v.when, venv, kernel, derives);
         if (dead) {
           record("pruned", dead);

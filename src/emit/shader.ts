@@ -254,8 +254,18 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   const v = k.variants.find((x) => x.id === req.variantId)!;
   const pass = v.passes.find((p) => p.id === req.passId)!;
   const r = req.request;
+  // Which dtypes the problem is in matters when the kernel has several assignments (one may fail
+  // Tint where another compiles: an f16-only construct, an integer-only operator).
+  const several = k.spec.typeConstraints.some((tc) => tc.types.length > 1);
   const where: Occurrence = {
     profile: req.profile.name,
+    ...(several
+      ? {
+          dtypes: Object.entries(req.facts.dtypes)
+            .map(([p, t]) => `${p}=${t}`)
+            .join(", "),
+        }
+      : {}),
     variant: req.variantId,
     pass: req.passId,
     instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),

@@ -283,8 +283,12 @@ function expandInstances(
       return keys;
     };
   });
+  // What every valid call of this assignment has (a required tensor's presence, rank and dtype):
+  // known for every instance, so a template may read a value computed from it (`isInt` of
+  // `tensorDtypes.xT == "int32"`) without an instance pinning it.
+  const fixed = callFixedLeaves(kernel, facts.dtypes);
   for (const inst of instances) {
-    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && !fixed.has(l.key) && isBoolLeaf(l));
     const [topShared, variantShared, ...passShared] = reads.map((readsOf, i) =>
       sharedDerives((name) => tables[i].has(name) && !free.some((l) => readsOf(name).has(l.key))),
     );
@@ -299,7 +303,7 @@ function expandInstances(
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
-      const pinned = new Map<LeafKey, Value>(inst.values);
+      const pinned = new Map<LeafKey, Value>([...inst.values, ...fixed]);
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
       const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);

@@ -84,3 +84,48 @@ describe("pruning with the leaves a valid call fixes", async () => {
     expect(variant(project.both("Flip", call("float32")))).toBe("neg");
   });
 });
+
+describe("templates may read values computed from what a valid call fixes, without instances", async () => {
+  const keyed = {
+    ...spec,
+    name: "Flip2",
+    derive: { n: "dim(shapes.xT, 0)", isInt: 'tensorDtypes.xT == "int32"', hasX: "present.xT" },
+    variants: [
+      {
+        id: "one",
+        passes: [{ id: "main", name: "Flip2", shader: "flip2.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "n" } }],
+      },
+    ],
+  };
+  const template = body("{% if isInt and hasX %}x[gid.x] ^ -1{% else %}-x[gid.x]{% endif %}");
+  const project = await coreProject("fixed-key", {
+    "specs/Flip2.json": JSON.stringify(keyed, null, 2),
+    "templates/flip2.wgsl.jinja": template,
+  });
+
+  it("builds one shader per assignment (no no_instances warning), keyed by the dtype", () => {
+    expect(project.result.diagnostics.map((d) => d.code)).toEqual([]);
+    const kernels = JSON.parse(project.result.files.get("core/kernels.json")!) as {
+      kernels: Record<
+        string,
+        { variants: { dtypes: Record<string, string>; passes: { key: string[]; shaders: Record<string, string> }[] }[] }
+      >;
+    };
+    const byDtype = kernels.kernels.Flip2!.variants.map((v) => [v.dtypes.T, v.passes[0]!.key, Object.keys(v.passes[0]!.shaders)]);
+    expect(byDtype).toEqual([
+      ["float32", ["present.xT", "tensorDtypes.xT"], ['[true,"float32"]']],
+      ["int32", ["present.xT", "tensorDtypes.xT"], ['[true,"int32"]']],
+    ]);
+  });
+
+  it("each dtype's call runs its own shader, in generated code and interpreter alike", () => {
+    const shaderOf = (dtype: string): string => {
+      const o = project.both("Flip2", { inputs: { xT: { shape: [4], dtype } } });
+      return "plan" in o ? (o.plan as { passes: { shader: string }[] }).passes[0]!.shader : JSON.stringify(o.error);
+    };
+    const int = project.result.files.get(`shaders/${shaderOf("int32")}.wgsl`)!;
+    const float = project.result.files.get(`shaders/${shaderOf("float32")}.wgsl`)!;
+    expect(int).toContain("y[gid.x] = x[gid.x] ^ -1;");
+    expect(float).toContain("y[gid.x] = -x[gid.x];");
+  });
+});

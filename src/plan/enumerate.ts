@@ -8,9 +8,9 @@
  * distinct keys to build.
  */
 import { deriveEnv } from "../check/check-spec.js";
-import { type CExpr, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../model/checked.js";
+import { type CExpr, type CheckedDerive, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../model/checked.js";
 import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
-import type { Value } from "../model/ir.js";
+import { isRunTimeLeaf, leafText, type TExpr, type Value } from "../model/ir.js";
 import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, sharedDerives, StaticLeaves, type StaticFacts } from "./env.js";
@@ -157,6 +157,65 @@ function callFixedLeaves(kernel: CheckedKernel, dtypes: Readonly<Record<string, 
   return fixed;
 }
 
+/** The key of a run-time leaf expression (`ranks.bT`, `attrs.mode`, `dim(shapes.xT, 1)`, `has(attrs, "k")`), or undefined. */
+function runLeafKey(e: TExpr): LeafKey | undefined {
+  if (e.k === "leaf") return isRunTimeLeaf(e.leaf) ? leafText(e.leaf) : undefined;
+  if (e.k === "hasAttr") return `has(attrs, ${JSON.stringify(e.name)})`;
+  if (e.k === "call" && e.fn === "dim" && e.args[0].k === "leaf" && e.args[0].leaf.ns === "shapes" && e.args[1].k === "const")
+    return typeof e.args[1].value === "number" ? `dim(shapes.${e.args[0].leaf.name}, ${e.args[1].value})` : undefined;
+  return undefined;
+}
+
+/**
+ * The run-time leaves that conditions fix by themselves: a conjunct `leaf == constant` (either
+ * way round), a bool leaf (`present.biasT`) or its `not`, through derive entries and `and`. Every
+ * call a variant plans meets its conditions and the kernel's, so a template of the variant that
+ * reads such a leaf (BiasAdd's `mode` from `ranks.bT`, in a variant for `ranks.bT == 0`) has its
+ * value without an instance. A leaf given two values is left out (the conditions can never hold;
+ * pruning says so).
+ */
+function impliedLeaves(groups: readonly (readonly [readonly TExpr[], ReadonlyMap<string, CheckedDerive>])[]): Map<LeafKey, Value> {
+  const found = new Map<LeafKey, Value>();
+  const clash = new Set<LeafKey>();
+  const seen = new Set<string>();
+  const put = (key: LeafKey, value: Value): void => {
+    const had = found.get(key);
+    if (had !== undefined && JSON.stringify(had) !== JSON.stringify(value)) clash.add(key);
+    else found.set(key, value);
+  };
+  let env: ReadonlyMap<string, CheckedDerive> = new Map();
+  const visit = (e: TExpr, truth: boolean): void => {
+    if (e.k === "derive") {
+      const d = env.get(e.name);
+      if (!d || seen.has(`${e.name}:${truth}`)) return;
+      seen.add(`${e.name}:${truth}`);
+      visit(d.expr.texpr, truth);
+      return;
+    }
+    if (e.k === "not") return visit(e.operand, !truth);
+    if (e.k === "binary" && e.op === "and" && truth) {
+      visit(e.left, true);
+      visit(e.right, true);
+      return;
+    }
+    if (e.k === "binary" && e.op === "==" && truth) {
+      const [leaf, other] = runLeafKey(e.left) !== undefined ? [e.left, e.right] : [e.right, e.left];
+      const key = runLeafKey(leaf);
+      if (key !== undefined && other.k === "const" && (typeof other.value !== "object" || other.value === null)) put(key, other.value);
+      return;
+    }
+    const key = runLeafKey(e);
+    if (key !== undefined && e.type.k === "bool") put(key, truth);
+  };
+  for (const [conds, derives] of groups) {
+    env = derives;
+    seen.clear();
+    for (const c of conds) visit(c, true);
+  }
+  for (const k of clash) found.delete(k);
+  return found;
+}
+
 /** Enumerates, prunes and expands one kernel on one profile. */
 export function enumerateKernel(
   kernel: CheckedKernel,
@@ -287,8 +346,14 @@ function expandInstances(
   // known for every instance, so a template may read a value computed from it (`isInt` of
   // `tensorDtypes.xT == "int32"`) without an instance pinning it.
   const fixed = callFixedLeaves(kernel, facts.dtypes);
+  // What the variant's and the kernel's conditions fix for every call the variant plans; an
+  // instance's own value comes first (one that contradicts the conditions prunes the variant).
+  const implied = impliedLeaves([
+    [kernel.when.map((c) => c.texpr), kernel.derive],
+    [v.when.map((c) => c.texpr), derives],
+  ]);
   for (const inst of instances) {
-    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && !fixed.has(l.key) && isBoolLeaf(l));
+    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && !fixed.has(l.key) && !implied.has(l.key) && isBoolLeaf(l));
     const [topShared, variantShared, ...passShared] = reads.map((readsOf, i) =>
       sharedDerives((name) => tables[i].has(name) && !free.some((l) => readsOf(name).has(l.key))),
     );
@@ -303,7 +368,7 @@ function expandInstances(
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
-      const pinned = new Map<LeafKey, Value>([...inst.values, ...fixed]);
+      const pinned = new Map<LeafKey, Value>([...implied, ...inst.values, ...fixed]);
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
       const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);

@@ -129,3 +129,66 @@ describe("templates may read values computed from what a valid call fixes, witho
     expect(float).toContain("y[gid.x] = -x[gid.x];");
   });
 });
+
+describe("templates may read leaves their variant's conditions fix, without instances", async () => {
+  // BiasAdd: b broadcast over a [rows, cols] by rank; the template's `mode` comes from ranks.bT,
+  // which each variant's `when` fixes (0, 1, 2). It was `no_instances`: nothing was built.
+  const bias = {
+    domain: "com.example",
+    name: "BiasAdd",
+    sinceVersion: 1,
+    inputs: { aT: { onnx: "A", dtype: "float32", rank: 2 }, bT: { onnx: "B", dtype: "float32" } },
+    outputs: { cT: { onnx: "C", dtype: "float32", rank: 2, shape: "shapes.aT" } },
+    derive: {
+      n: "dim(shapes.aT, 0) * dim(shapes.aT, 1)",
+      mode: "0 if ranks.bT == 0 else (1 if ranks.bT == 1 else 2)",
+      isRow: "ranks.bT == 1",
+    },
+    bindings: {
+      a: { arg: "aT" },
+      b: { arg: "bT" },
+      c: { arg: "cT", name: "y" },
+      params: { struct: [{ name: "n", type: "u32", value: "n" }] },
+    },
+    variants: [
+      { id: "scalar", priority: 2, when: ["ranks.bT == 0"], passes: [pass("BiasAdd.Scalar")] },
+      { id: "row", priority: 1, when: ["isRow and dim(shapes.bT, 0) == dim(shapes.aT, 1)"], passes: [pass("BiasAdd.Row")] },
+      { id: "full", when: ["2 == ranks.bT", "sameShape(shapes.aT, shapes.bT)"], passes: [pass("BiasAdd.Full")] },
+    ],
+  };
+  function pass(name: string): object {
+    return { id: "main", name, shader: "bias.wgsl.jinja", bindings: ["a", "b", "c", "params"], dispatch: { x: "n" } };
+  }
+  const template = body("a[gid.x] + b[{% if mode == 0 %}0u{% elif mode == 1 %}gid.x % 5u{% else %}gid.x{% endif %}]");
+  const project = await coreProject("implied-key", {
+    "specs/BiasAdd.json": JSON.stringify(bias, null, 2),
+    "templates/bias.wgsl.jinja": template,
+  });
+
+  it("builds each variant's shader with its rank (no no_instances warning)", () => {
+    expect(project.result.diagnostics.map((d) => d.code)).toEqual([]);
+    const kernels = JSON.parse(project.result.files.get("core/kernels.json")!) as {
+      kernels: Record<string, { variants: { id: string; passes: { key: string[]; shaders: Record<string, string> }[] }[] }>;
+    };
+    expect(kernels.kernels.BiasAdd!.variants.map((v) => [v.id, v.passes[0]!.key, Object.keys(v.passes[0]!.shaders)])).toEqual([
+      ["scalar", ["ranks.bT"], ["[0]"]],
+      ["row", ["ranks.bT"], ["[1]"]],
+      ["full", ["ranks.bT"], ["[2]"]],
+    ]);
+  });
+
+  it("each call runs the shader of its variant, in generated code and interpreter alike", () => {
+    const run = (shape: number[]): [string, string] => {
+      const o = project.both("BiasAdd", { inputs: { aT: { shape: [3, 5], dtype: "float32" }, bT: { shape, dtype: "float32" } } });
+      if (!("plan" in o)) return ["error", JSON.stringify(o.error)];
+      const plan = o.plan as { variant: string; passes: { shader: string }[] };
+      const text = project.result.files.get(`shaders/${plan.passes[0]!.shader}.wgsl`)!;
+      return [plan.variant, text.match(/y\[gid\.x\] = (.*);/)![1]!];
+    };
+    expect([run([]), run([5]), run([3, 5])]).toEqual([
+      ["scalar", "a[gid.x] + b[0u]"],
+      ["row", "a[gid.x] + b[gid.x % 5u]"],
+      ["full", "a[gid.x] + b[gid.x]"],
+    ]);
+  });
+});

@@ -35,13 +35,15 @@ export const BUILTINS: Readonly<Record<BuiltinName, BuiltinInfo>> = {
     minArgs: 2,
     maxArgs: 2,
     signature: "dim(shape, axis: int) -> int",
-    doc: "The size of one axis of a shape; a negative axis counts from the end. An axis outside the rank is an error.",
+    doc: "The size of one axis of a shape (an element of a list of numbers, of its element type); a negative axis counts from the end. An axis outside the rank is an error.",
     typeOf: (a) => {
-      if (a[0].k !== "list" && a[0].k !== "error")
-        return { error: `argument 1 of \`dim\` must be a shape, found ${showType(a[0])}`, arg: 0 };
+      // The result is an element of the list: an int of a shape, a float of a list<float>, so that
+      // `dim(attrs.scales, 0) / 2` divides as floats do.
+      if (a[0].k !== "error" && (a[0].k !== "list" || !isNumeric(a[0].elem)))
+        return { error: `argument 1 of \`dim\` must be a shape or a list of numbers, found ${showType(a[0])}`, arg: 0 };
       if (a[1].k !== "int" && a[1].k !== "number" && a[1].k !== "error")
         return { error: `argument 2 of \`dim\` must be an int, found ${showType(a[1])}`, arg: 1 };
-      return INT;
+      return a[0].k === "list" ? a[0].elem : INT;
     },
   },
   min: {

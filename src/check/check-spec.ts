@@ -23,7 +23,7 @@ import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
-import { optionalBindingWarnings } from "./optional-bindings.js";
+import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -125,14 +125,18 @@ function reservedDeriveName(name: string): string | undefined {
   return undefined;
 }
 
-/** Infers an attribute's type from its default or its allowed values. */
-function attrType(def: unknown, values: readonly unknown[] | undefined): Type {
+/**
+ * Infers an attribute's type from its default or its allowed values. A default written as a float
+ * (`1.0`, `[1.0, 2.0]`; defaultFloat) makes a float or a list<float>, so that `attrs.alpha / 2`
+ * divides as floats do whatever value a call gives.
+ */
+function attrType(def: unknown, values: readonly unknown[] | undefined, defaultFloat = false): Type {
   const sample = def !== undefined ? [def] : (values ?? []);
   if (sample.length === 0) return NUMBER;
   if (sample.every((v) => typeof v === "string")) return STRING;
   if (sample.every((v) => Array.isArray(v)))
-    return { k: "list", elem: (sample as number[][]).flat().every(Number.isInteger) ? INT : FLOAT };
-  if (sample.every((v) => typeof v === "number")) return NUMBER;
+    return { k: "list", elem: !defaultFloat && (sample as number[][]).flat().every(Number.isInteger) ? INT : FLOAT };
+  if (sample.every((v) => typeof v === "number")) return defaultFloat ? FLOAT : NUMBER;
   return NUMBER;
 }
 
@@ -158,7 +162,7 @@ class SpecChecker {
     const constraints = new Map(spec.attributeConstraints.map((c) => [c.name, c]));
     const attrs = new Map<string, { type: Type; pointer: string }>();
     for (const a of spec.attributes)
-      attrs.set(a.name, { type: attrType(a.default, constraints.get(a.name)?.values), pointer: a.where.pointer });
+      attrs.set(a.name, { type: attrType(a.default, constraints.get(a.name)?.values, a.defaultFloat), pointer: a.where.pointer });
     this.baseScope = {
       tensors,
       attrs,
@@ -1244,7 +1248,13 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
     return kept.result;
   const c = new SpecChecker(spec, ctx);
   const kernel = c.run();
-  const warnings = kernel ? optionalBindingWarnings(kernel, spec.file, (v) => deriveEnv(kernel, v)) : [];
+  const envOf = (v: CheckedVariant): ReadonlyMap<string, CheckedDerive> => deriveEnv(kernel!, v);
+  // An output left unbound is often the echo of an error (a binding naming a misspelt tensor, a
+  // pass naming a misspelt binding): it is not reported beside such an error.
+  const clean = !c.diags.some((d) => d.code === "unknown_tensor" || d.code === "unknown_binding");
+  const warnings = kernel
+    ? [...optionalBindingWarnings(kernel, spec.file, envOf), ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : [])]
+    : [];
   const result = { kernel, diagnostics: [...c.diags, ...warnings] };
   const shaders = c.resolvedShaders();
   if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, result, shaders });

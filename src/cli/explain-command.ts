@@ -63,8 +63,28 @@ function tunedReport(rec: TuneRecord, effective: Readonly<Record<string, number>
   return lines.join("\n") + "\n";
 }
 
-/** `kernelc explain`. */
+/**
+ * `kernelc explain`. With `--format json` it prints one document `{ candidates, tuned, call,
+ * diagnostics }` whatever happens: a problem that stops it before any candidate is known (the
+ * config, the profile, the kernel name, the call file, a build error) gives
+ * `{ candidates: [], diagnostics }`, so a tool reads the same shape every time.
+ */
 export async function runExplain(
+  io: Io,
+  kernelName: string,
+  opts: { profile: string; call?: string; config?: string; format: Format },
+): Promise<number> {
+  if (opts.format !== "json") return explainOnce(io, kernelName, opts);
+  try {
+    return await explainOnce(io, kernelName, opts);
+  } catch (err) {
+    if (!(err instanceof UserError)) throw err;
+    io.stdout(stableJson({ candidates: [], diagnostics: diagnosticRows(io, err.diagnostics, fileSources(io.cwd)) }));
+    return 1;
+  }
+}
+
+async function explainOnce(
   io: Io,
   kernelName: string,
   opts: { profile: string; call?: string; config?: string; format: Format },
@@ -85,7 +105,10 @@ export async function runExplain(
   const result = await compile(loaded, { profiles: [opts.profile] });
   const errors = result.diagnostics.filter((d) => d.severity === "error");
   if (errors.length) {
-    printDiagnostics(io, errors, opts.format, (f) => result.sources.get(f));
+    // Template and WGSL errors point into templates, which result.sources does not hold: read them.
+    const sources = fileSources(io.cwd, result.sources);
+    if (opts.format === "json") io.stdout(stableJson({ candidates: [], diagnostics: diagnosticRows(io, errors, sources) }));
+    else printDiagnostics(io, errors, opts.format, sources);
     return 1;
   }
   const entry = result.profiles[0]?.kernels.find((k) => k.model.kernel.spec.name === kernelName);

@@ -18,6 +18,9 @@ export type { Format, Io } from "./io.js";
 /** Runs the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   let code = 0;
+  // The --format of the command that runs: a user error it throws (a bad config, an unknown
+  // profile) is printed in that format, as the command's own diagnostics are.
+  let format: Format = "text";
   const program = new Command();
   const formatOption = () =>
     new Option("--format <format>", "diagnostic output format").choices(["text", "json", "github"]).default("text");
@@ -51,6 +54,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--no-cache", "render and validate every shader, not taking renders and Tint verdicts kept in .kernelc-cache/ by earlier runs")
     .addOption(formatOption())
     .action(async (paths: string[], opts: LintOptions) => {
+      format = opts.format;
       const { runLint } = await import("./lint-command.js");
       code = await runLint(io, paths, opts);
     });
@@ -82,6 +86,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         emit?: "ts" | "js";
         format: Format;
       }) => {
+        format = opts.format;
         const { runBuild } = await import("./build-command.js");
         code = await runBuild(io, opts);
       },
@@ -95,6 +100,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--out <dir>", "output folder (overrides the config)")
     .addOption(formatOption())
     .action(async (opts: WatchOptions) => {
+      format = opts.format;
       const { runWatch } = await import("./watch-command.js");
       code = await runWatch(io, opts);
     });
@@ -108,6 +114,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--config <file>", "config file")
     .addOption(formatOption())
     .action(async (kernel: string, opts: { profile: string; call?: string; config?: string; format: Format }) => {
+      format = opts.format;
       const { runExplain } = await import("./explain-command.js");
       code = await runExplain(io, kernel, opts);
     });
@@ -124,6 +131,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     .option("--config <file>", "config file")
     .addOption(formatOption())
     .action(async (opts: TuneCommandOptions) => {
+      format = opts.format;
       const { runTune } = await import("./tune-command.js");
       code = await runTune(io, opts);
     });
@@ -147,11 +155,11 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       return 2;
     }
     if (err instanceof UserError) {
-      printDiagnostics(io, err.diagnostics, "text", fileSources(io.cwd));
+      printDiagnostics(io, err.diagnostics, format, fileSources(io.cwd));
       return 1;
     }
     if (isOsError(err)) {
-      printDiagnostics(io, [osErrorDiagnostic(err)], "text", () => undefined);
+      printDiagnostics(io, [osErrorDiagnostic(err)], format, () => undefined);
       return 1;
     }
     io.stderr(

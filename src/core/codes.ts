@@ -117,10 +117,15 @@ export const CODES = {
       "A shader uses f16 where it cannot have it: the profile lacks shader-f16 (f16 data is packed in u32 there), or no f16 binding or requirement enables it.",
   },
   binding_unused: { severity: "warning", summary: "A pass binding that the rendered shader never declares or never uses." },
+  output_unbound: {
+    severity: "warning",
+    summary:
+      "A variant none of whose passes binds an output (an optional one: unless its conditions exclude calls that give it), so the output is never written.",
+  },
   binding_optional_unguarded: {
     severity: "warning",
     summary:
-      "A pass binds an optional input that no `when` condition of its variant or kernel requires, so calls without it fail at plan time.",
+      "A pass binds an optional input or output that no `when` condition of its variant or kernel requires, so calls without it fail at plan time.",
   },
   no_instances: {
     severity: "warning",

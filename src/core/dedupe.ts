@@ -3,13 +3,16 @@
  * pass or instance it was working on (an undefined template variable fails every render of that
  * template); each such report carries where it arose. Reports of the same problem (same code,
  * severity, message and location) become one diagnostic with a note naming every place it occurs:
- * "in 8 profiles: …; variant `split`; pass `main`; 5 instances: …".
+ * "in 8 profiles: …; dtypes T=float16; variant `split`; pass `main`; 5 instances: …" (dtypes only
+ * for a kernel with several dtype assignments).
  */
 import type { Diagnostic } from "./diagnostic.js";
 
 /** Where one report arose; each field is a dimension of the build (absent: not applicable). */
 export interface Occurrence {
   readonly profile?: string;
+  /** The dtype assignment, as `T=float16, S=int32` (only for a kernel that has several). */
+  readonly dtypes?: string;
   readonly variant?: string;
   readonly pass?: string;
   readonly instances?: readonly string[];
@@ -50,12 +53,13 @@ export function dedupeDiagnostics(items: readonly (Diagnostic | Report)[]): Diag
 
 const DIMENSIONS = [
   { key: "profile", one: "profile", many: "profiles", quote: false },
+  { key: "dtypes", one: "dtypes", many: "dtype assignments", quote: false },
   { key: "variant", one: "variant", many: "variants", quote: true },
   { key: "pass", one: "pass", many: "passes", quote: true },
   { key: "instances", one: "instance", many: "instances", quote: false },
 ] as const;
 
-/** "in 8 profiles: a, b, …; variant `v`; pass `p`; 2 instances: x, y" for the places one problem arose. */
+/** "in 8 profiles: a, b, …; dtypes T=float16; variant `v`; pass `p`; 2 instances: x, y" for the places one problem arose. */
 export function occurrenceText(wheres: readonly Occurrence[]): string {
   const parts: string[] = [];
   for (const dim of DIMENSIONS) {

@@ -390,7 +390,10 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
       "    }",
     ];
   });
-  const params = ["pp", "s", ...scratchRefs.map((_, i) => `c${i}`)];
+  // A pass with nothing that can fail (no uniform, no computed dispatch, only required tensors)
+  // never reads its message prefix: the parameter is then `_pp`, as noUnusedParameters asks.
+  const usesPrefix = [generated.temps, ...generated.body].some((l) => /\bpp\b/.test(l));
+  const params = [usesPrefix ? "pp" : "_pp", "s", ...scratchRefs.map((_, i) => `c${i}`)];
   const types = [": string", ": string", ...scratchRefs.map(() => ": number")];
   const signature = `(${params.map((p, i) => `${p}${ty(types[i]!)}`).join(", ")})${ty(": PassPlan")}`;
   const text = `${signature} {\n${generated.temps}${generated.body.join("\n")}\n  }`;

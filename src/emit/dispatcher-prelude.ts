@@ -230,6 +230,12 @@ function $numbers(v«: unknown»)«: boolean» {
   for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "number" && Number.isFinite(v[i]))) return false;
   return true;
 }
+/** Whether an attribute value is a list of integers (an int-list attribute's value: its elements are ints in every expression). */
+function $ints(v«: unknown»)«: boolean» {
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (!(typeof v[i] === "number" && $isSafe(v[i]))) return false;
+  return true;
+}
 function $err(m«: string»)«: never» {
   throw new EvalFailure(m);
 }

@@ -184,8 +184,9 @@ export function generateKernel(
       w.line(`$num(${g}, ${t.k === "int"}, ${K}, ${str(a.name)});`);
       return;
     }
-    const check = t.k === "string" ? `typeof ${g} === "string"` : `$numbers(${g})`;
-    const want = t.k === "string" ? "a string" : "a list of numbers";
+    const ints = t.k === "list" && t.elem.k === "int";
+    const check = t.k === "string" ? `typeof ${g} === "string"` : ints ? `$ints(${g})` : `$numbers(${g})`;
+    const want = t.k === "string" ? "a string" : ints ? "a list of integers" : "a list of numbers";
     w.line(`if (${g} !== undefined && !(${check})) $badAttr(${K}, ${str(a.name)}, ${str(want)}, ${g});`);
   });
   // An attribute's value with its default (declared only where something reads it).

@@ -254,8 +254,18 @@ export function renderShader(req: PassRequest, ctx: RenderContext): string | und
   const v = k.variants.find((x) => x.id === req.variantId)!;
   const pass = v.passes.find((p) => p.id === req.passId)!;
   const r = req.request;
+  // Which dtypes the problem is in matters when the kernel has several assignments (one may fail
+  // Tint where another compiles: an f16-only construct, an integer-only operator).
+  const several = k.spec.typeConstraints.some((tc) => tc.types.length > 1);
   const where: Occurrence = {
     profile: req.profile.name,
+    ...(several
+      ? {
+          dtypes: Object.entries(req.facts.dtypes)
+            .map(([p, t]) => `${p}=${t}`)
+            .join(", "),
+        }
+      : {}),
     variant: req.variantId,
     pass: req.passId,
     instances: r.instances.filter((i) => i !== IMPLICIT_INSTANCE),
@@ -406,8 +416,10 @@ function renderRequest(
         pass.shader,
         ctx.cache.digests.digest(pass.shader),
         keyContext(context, ctx.cache.digests.contextReads(pass.shader)),
-        // The form matters only to a template that reads it; otherwise it shows in the declarations.
-        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}`,
+        // The form matters only to a template that reads it; otherwise it shows in the declarations
+        // and in each binding's storage form and scalar: a packed f16 binding is declared
+        // `array<u32>` as a u32 one is, but its helpers unpack (load_x returns f32, not u32).
+        `${ctx.cache.digests.readsF16Storage(pass.shader) ? form : ""}\0${decls.text}\0${storageKey(decls)}`,
       )
     : undefined;
   let rendered: RenderedShader | RenderError | undefined = key !== undefined ? ctx.cache?.shaders.renders.get(key) : undefined;
@@ -700,4 +712,9 @@ function bindingDiagnostics(kernel: CheckedKernel, pass: CheckedPass, body: stri
     }
   }
   return out;
+}
+
+/** What the accessor helpers of a pass's declarations depend on beyond their text: each storage binding's element type, storage form and scalar. */
+function storageKey(decls: Declarations): string {
+  return JSON.stringify([...decls.storage.values()].map((b) => [b.name, b.elementType, b.storage, b.scalar, b.access]));
 }

@@ -186,6 +186,7 @@ class SpecBuilder {
           ...named(e),
           default: d === undefined ? undefined : attributeDefault(d),
           defaultWhere: d === undefined ? undefined : whereOf(d),
+          defaultFloat: d !== undefined && writtenAsFloat(d),
         };
       }),
       attributeConstraints: mapEntries(o, "attributeConstraints", (e): AttributeConstraintSpec => {
@@ -333,6 +334,17 @@ function attributeDefault(node: JsonNode): number | string | readonly number[] {
   if (node.kind === "string") return node.value;
   if (node.kind === "array") return node.items.map(asNumber);
   return asNumber(node);
+}
+
+/**
+ * Whether a default holds a number written as a float (with a `.` or an exponent: `1.0`, `1e-5`).
+ * JSON's `1.0` and `1` are the same number, so only the text tells a float attribute whose
+ * default happens to be integral from an int one.
+ */
+function writtenAsFloat(node: JsonNode): boolean {
+  if (node.kind === "number") return /[.eE]/.test(node.raw);
+  if (node.kind === "array") return node.items.some((i) => i.kind === "number" && /[.eE]/.test(i.raw));
+  return false;
 }
 
 /** An expression as written: a JSON string's decoded text, or a number/boolean literal's JSON text. */

@@ -58,6 +58,8 @@ export interface AttributeSpec extends Named {
   readonly default?: number | string | readonly number[];
   /** Where the default is written (when there is one). */
   readonly defaultWhere?: Where;
+  /** Whether the default is written as a float (`1.0`, `1e-5`, `[1.0, 2.0]`): the attribute is then a float (or list<float>). */
+  readonly defaultFloat?: boolean;
 }
 
 export interface AttributeConstraintSpec extends Named {

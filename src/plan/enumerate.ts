@@ -8,9 +8,9 @@
  * distinct keys to build.
  */
 import { deriveEnv } from "../check/check-spec.js";
-import { type CExpr, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../model/checked.js";
+import { type CExpr, type CheckedDerive, type CheckedKernel, type CheckedPass, type CheckedVariant } from "../model/checked.js";
 import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
-import type { Value } from "../model/ir.js";
+import { isRunTimeLeaf, leafText, type TExpr, type Value } from "../model/ir.js";
 import { UNKNOWN, evaluate, type PValue } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import { DeriveEnv, sharedDerives, StaticLeaves, type StaticFacts } from "./env.js";
@@ -136,6 +136,86 @@ function isBoolLeaf(l: LeafInfo): boolean {
   return l.leaf.ns === "present" || l.key.startsWith("has(");
 }
 
+/**
+ * The run-time leaves that validating a call fixes, given the dtype assignment: a required tensor
+ * is present, has its declared rank, and has the dtype its type parameter is assigned (a call of
+ * another dtype is an invalid_call before any condition is read). The generated dispatcher folds
+ * the same leaves; pruning with them drops a variant whose `when` says
+ * `tensorDtypes.xT == "int32"` from the other assignments, instead of building (and validating)
+ * its shaders for dtypes it can never be called with.
+ */
+function callFixedLeaves(kernel: CheckedKernel, dtypes: Readonly<Record<string, string>>): Map<LeafKey, Value> {
+  const fixed = new Map<LeafKey, Value>();
+  const inputIds = new Set(kernel.spec.inputs.map((i) => i.name));
+  const tensors = [...kernel.spec.inputs, ...kernel.spec.outputs.filter((o) => !inputIds.has(o.name))];
+  for (const t of tensors) {
+    if (t.optional) continue;
+    fixed.set(`present.${t.name}`, true);
+    if (t.rank !== undefined) fixed.set(`ranks.${t.name}`, t.rank);
+    if (Object.hasOwn(dtypes, t.dtype)) fixed.set(`tensorDtypes.${t.name}`, dtypes[t.dtype]!);
+  }
+  return fixed;
+}
+
+/** The key of a run-time leaf expression (`ranks.bT`, `attrs.mode`, `dim(shapes.xT, 1)`, `has(attrs, "k")`), or undefined. */
+function runLeafKey(e: TExpr): LeafKey | undefined {
+  if (e.k === "leaf") return isRunTimeLeaf(e.leaf) ? leafText(e.leaf) : undefined;
+  if (e.k === "hasAttr") return `has(attrs, ${JSON.stringify(e.name)})`;
+  if (e.k === "call" && e.fn === "dim" && e.args[0].k === "leaf" && e.args[0].leaf.ns === "shapes" && e.args[1].k === "const")
+    return typeof e.args[1].value === "number" ? `dim(shapes.${e.args[0].leaf.name}, ${e.args[1].value})` : undefined;
+  return undefined;
+}
+
+/**
+ * The run-time leaves that conditions fix by themselves: a conjunct `leaf == constant` (either
+ * way round), a bool leaf (`present.biasT`) or its `not`, through derive entries and `and`. Every
+ * call a variant plans meets its conditions and the kernel's, so a template of the variant that
+ * reads such a leaf (BiasAdd's `mode` from `ranks.bT`, in a variant for `ranks.bT == 0`) has its
+ * value without an instance. A leaf given two values is left out (the conditions can never hold;
+ * pruning says so).
+ */
+function impliedLeaves(groups: readonly (readonly [readonly TExpr[], ReadonlyMap<string, CheckedDerive>])[]): Map<LeafKey, Value> {
+  const found = new Map<LeafKey, Value>();
+  const clash = new Set<LeafKey>();
+  const seen = new Set<string>();
+  const put = (key: LeafKey, value: Value): void => {
+    const had = found.get(key);
+    if (had !== undefined && JSON.stringify(had) !== JSON.stringify(value)) clash.add(key);
+    else found.set(key, value);
+  };
+  let env: ReadonlyMap<string, CheckedDerive> = new Map();
+  const visit = (e: TExpr, truth: boolean): void => {
+    if (e.k === "derive") {
+      const d = env.get(e.name);
+      if (!d || seen.has(`${e.name}:${truth}`)) return;
+      seen.add(`${e.name}:${truth}`);
+      visit(d.expr.texpr, truth);
+      return;
+    }
+    if (e.k === "not") return visit(e.operand, !truth);
+    if (e.k === "binary" && e.op === "and" && truth) {
+      visit(e.left, true);
+      visit(e.right, true);
+      return;
+    }
+    if (e.k === "binary" && e.op === "==" && truth) {
+      const [leaf, other] = runLeafKey(e.left) !== undefined ? [e.left, e.right] : [e.right, e.left];
+      const key = runLeafKey(leaf);
+      if (key !== undefined && other.k === "const" && (typeof other.value !== "object" || other.value === null)) put(key, other.value);
+      return;
+    }
+    const key = runLeafKey(e);
+    if (key !== undefined && e.type.k === "bool") put(key, truth);
+  };
+  for (const [conds, derives] of groups) {
+    env = derives;
+    seen.clear();
+    for (const c of conds) visit(c, true);
+  }
+  for (const k of clash) found.delete(k);
+  return found;
+}
+
 /** Enumerates, prunes and expands one kernel on one profile. */
 export function enumerateKernel(
   kernel: CheckedKernel,
@@ -165,9 +245,10 @@ export function enumerateKernel(
 
   for (const dtypes of assignments) {
     let chosen: AssignmentBuild | undefined;
+    const fixed = callFixedLeaves(kernel, dtypes);
     for (const tunables of combos) {
       const facts: StaticFacts = { dtypes, tunables, limits: profile.limits, features: profile.features };
-      const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts));
+      const topEnv = new DeriveEnv(kernel.derive, new StaticLeaves(facts, fixed));
       const kernelDead = firstFalse(kernel.when, topEnv, kernel);
       const survivors: VariantBuild[] = [];
       // The kernel's conditions with an instance's values pinned, shared by the variants of these facts.
@@ -191,7 +272,7 @@ export function enumerateKernel(
           continue;
         }
         const derives = deriveEnv(kernel, v);
-        const venv = new DeriveEnv(derives, new StaticLeaves(facts));
+        const venv = new DeriveEnv(derives, new StaticLeaves(facts, fixed));
         const dead = firstFalse(v.when, venv, kernel, derives);
         if (dead) {
           record("pruned", dead);
@@ -261,8 +342,18 @@ function expandInstances(
       return keys;
     };
   });
+  // What every valid call of this assignment has (a required tensor's presence, rank and dtype):
+  // known for every instance, so a template may read a value computed from it (`isInt` of
+  // `tensorDtypes.xT == "int32"`) without an instance pinning it.
+  const fixed = callFixedLeaves(kernel, facts.dtypes);
+  // What the variant's and the kernel's conditions fix for every call the variant plans; an
+  // instance's own value comes first (one that contradicts the conditions prunes the variant).
+  const implied = impliedLeaves([
+    [kernel.when.map((c) => c.texpr), kernel.derive],
+    [v.when.map((c) => c.texpr), derives],
+  ]);
   for (const inst of instances) {
-    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && isBoolLeaf(l));
+    const free = [...union.values()].filter((l) => !inst.values.has(l.key) && !fixed.has(l.key) && !implied.has(l.key) && isBoolLeaf(l));
     const [topShared, variantShared, ...passShared] = reads.map((readsOf, i) =>
       sharedDerives((name) => tables[i].has(name) && !free.some((l) => readsOf(name).has(l.key))),
     );
@@ -277,7 +368,7 @@ function expandInstances(
     let built = false;
     const reasons: string[] = [];
     for (const bits of cartesian(free.map(() => [false, true]))) {
-      const pinned = new Map<LeafKey, Value>(inst.values);
+      const pinned = new Map<LeafKey, Value>([...implied, ...inst.values, ...fixed]);
       free.forEach((l, i) => pinned.set(l.key, bits[i]));
       const combo = free.length ? `with ${free.map((l, i) => `${l.key}=${bits[i]}`).join(", ")}: ` : "";
       const leaves = new StaticLeaves(facts, pinned);

@@ -96,15 +96,17 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
     const v = call.attrs[a.name];
     if (v === undefined) continue;
     const t = k.attrTypes.get(a.name)!;
+    // An int-list attribute's elements are ints in every expression: a call gives integers.
+    const ints = t.k === "list" && t.elem.k === "int";
     const ok =
       t.k === "string"
         ? typeof v === "string"
         : t.k === "list"
-          ? Array.isArray(v) && v.every((x) => typeof x === "number" && Number.isFinite(x))
+          ? Array.isArray(v) && v.every((x) => typeof x === "number" && (ints ? Number.isSafeInteger(x) : Number.isFinite(x)))
           : typeof v === "number" && Number.isFinite(v) && (t.k !== "int" || Number.isInteger(v));
     if (!ok)
       fail(
-        `attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`,
+        `attribute \`${a.name}\` must be ${t.k === "string" ? "a string" : ints ? "a list of integers" : t.k === "list" ? "a list of numbers" : t.k === "int" ? "an integer" : "a finite number"}, got ${showCallValue(v)}`,
         at("attrs", a.name),
       );
   }

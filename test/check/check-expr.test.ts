@@ -40,7 +40,7 @@ describe("types of well-typed expressions", () => {
     ['has(present, "bias")', "bool"],
     // attribute types come from the default or the allowed values; `number` when unknown
     ["attrs.axis", "number"],
-    ["attrs.alpha", "number"],
+    ["attrs.alpha", "float"],
     ["attrs.scale", "number"],
     ["attrs.mode", "string"],
     ["attrs.kind", "string"],
@@ -94,7 +94,15 @@ describe("builtins: arity and argument errors", () => {
   it.each([
     ["dim(shapes.x)", "wrong_arity", "`dim` takes 2 arguments, got 1", SIG.dim, "dim(shapes.x)"],
     ["dim(shapes.x, 0, 1)", "wrong_arity", "`dim` takes 2 arguments, got 3", SIG.dim, "dim(shapes.x, 0, 1)"],
-    ["dim(1, 0)", "type_mismatch", "argument 1 of `dim` must be a shape, found int", SIG.dim, "1"],
+    ["dim(1, 0)", "type_mismatch", "argument 1 of `dim` must be a shape or a list of numbers, found int", SIG.dim, "1"],
+    [
+      "dim(['a', 'b'], 0)",
+      "type_mismatch",
+      "argument 1 of `dim` must be a shape or a list of numbers, found list<string>",
+      SIG.dim,
+      "['a', 'b']",
+    ],
+    ["dim([true], 0)", "type_mismatch", "argument 1 of `dim` must be a shape or a list of numbers, found list<bool>", SIG.dim, "[true]"],
     ["dim(shapes.x, 1.5)", "type_mismatch", "argument 2 of `dim` must be an int, found float", SIG.dim, "1.5"],
     ["dim(shapes.x, flag)", "type_mismatch", "argument 2 of `dim` must be an int, found bool", SIG.dim, "flag"],
     ["min(1)", "wrong_arity", "`min` takes at least 2 arguments, got 1", SIG.min, "min(1)"],

@@ -204,6 +204,10 @@ describe("conditions and positions", () => {
     s.outputs = { y: { onnx: "Y", dtype: "T", shape: "dim(shapes.x, 0)" } };
     expect(problems(s).map((p) => [p.code, p.message])).toEqual([
       ["type_mismatch", "the shape of output `y` must be a shape (list<int>), found int"],
+      [
+        "output_unbound",
+        'variant `v` never binds output `y`: no pass of the variant has a binding with `"arg": "y"`, so a call it plans leaves `y` unwritten',
+      ],
     ]);
   });
 });

@@ -78,3 +78,107 @@ describe("binding_optional_unguarded", () => {
     expect(warnings(spec({ when: ["n > 1 if present.bias else n > 0"] }))).toHaveLength(1);
   });
 });
+
+describe("binding_optional_unguarded for optional outputs", () => {
+  /** A spec whose variant `v` binds optional output `extra` in its one pass. */
+  const withOutput = (opts: { when?: string[]; optional?: boolean; inPlace?: boolean }): Record<string, unknown> => {
+    const s = spec({ when: ["present.bias"], ...(opts.when ? { when: opts.when } : {}) }) as Record<string, any>;
+    if (opts.inPlace) {
+      // An id that is both an input and an output is an input: guarded by the input's rules.
+      s.outputs.bias = { onnx: "B_out", dtype: "float32", rank: 1, optional: true, shape: "shapes.bias" };
+      return s;
+    }
+    s.outputs.extra = { onnx: "E", dtype: "float32", rank: 1, shape: "shapes.x", optional: opts.optional ?? true };
+    s.bindings.eb = { arg: "extra" };
+    s.variants[0].passes[0].bindings.push("eb");
+    return s;
+  };
+
+  it("warns at a pass that binds an optional output the conditions do not require, as for an input", () => {
+    const s = withOutput({});
+    const r = checkSpecObject(s);
+    const w = r.diagnostics.filter((d) => d.code === "binding_optional_unguarded");
+    expect(w.map((d) => found(d, r.text))).toEqual([
+      {
+        code: "binding_optional_unguarded",
+        message:
+          'pass `p0` of variant `v` binds optional output `extra` (binding `eb`), but no `when` condition of the variant or the kernel requires it: a call without `extra` that reaches this variant fails at plan time ("binding `eb` needs tensor `extra`, which the call omits")',
+        hint: 'add `"present.extra"` to the variant\'s `when` (and a variant without this binding for calls that omit it), or make `extra` a required output',
+        at: expect.any(String),
+      },
+    ]);
+    expect(w[0]!.location?.pointer).toBe("/variants/0/passes/0");
+  });
+
+  it("is quiet for a guarded optional output, a required one and an in-place tensor", () => {
+    expect(warnings(withOutput({ when: ["present.bias and present.extra"] }))).toEqual([]);
+    expect(warnings(withOutput({ optional: false }))).toEqual([]);
+    expect(warnings(withOutput({ inPlace: true }))).toEqual([]);
+  });
+});
+
+describe("output_unbound", () => {
+  /** Outputs maxT, argT (required) and sumT (optional); each variant binds what `binds` lists. */
+  const multi = (variants: { id: string; when?: string[]; binds: string[] }[]): Record<string, unknown> => ({
+    domain: "test",
+    name: "Probe",
+    sinceVersion: 1,
+    inputs: { x: { onnx: "X", dtype: "float32", rank: 2 } },
+    outputs: {
+      maxT: { onnx: "max", dtype: "float32", shape: "[rows]" },
+      argT: { onnx: "argmax", dtype: "int32", shape: "[rows]" },
+      sumT: { onnx: "sum", dtype: "float32", shape: "[rows]", optional: true },
+    },
+    derive: { rows: "dim(shapes.x, 0)" },
+    bindings: { xb: { arg: "x" }, maxb: { arg: "maxT" }, argb: { arg: "argT" }, sumb: { arg: "sumT" } },
+    variants: variants.map((v) => ({
+      id: v.id,
+      ...(v.when ? { when: v.when } : {}),
+      passes: [{ id: "p", name: "P", shader: "probe.wgsl.jinja", bindings: ["xb", ...v.binds], dispatch: { x: "rows" } }],
+    })),
+  });
+  const unbound = (s: Record<string, unknown>) => {
+    const r = checkSpecObject(s);
+    return { r, w: r.diagnostics.filter((d) => d.code === "output_unbound") };
+  };
+
+  it("warns at a variant that never binds a required output, with what happens and the fix", () => {
+    const { r, w } = unbound(multi([{ id: "v", when: ["present.sumT"], binds: ["maxb", "sumb"] }]));
+    expect(w.map((d) => [found(d, r.text).message, found(d, r.text).hint, d.location?.pointer, d.severity])).toEqual([
+      [
+        'variant `v` never binds output `argT`: no pass of the variant has a binding with `"arg": "argT"`, so a call it plans leaves `argT` unwritten',
+        'bind `argT` in a pass of the variant that writes it (a binding `{ "arg": "argT" }` listed in the pass\'s `bindings`)',
+        "/variants/0",
+        "warning",
+      ],
+    ]);
+    const text = renderText(w, (file) => (file === "probe.json" ? r.text : undefined));
+    expect(text).toMatch(/^warning\[output_unbound\]: variant `v` never binds output `argT`/);
+    expect(text).toMatch(/--> probe\.json:\d+:\d+ \(\/variants\/0\)/);
+  });
+
+  it("warns at a variant that leaves an optional output unbound but may be picked for a call that gives it", () => {
+    const { r, w } = unbound(multi([{ id: "v", binds: ["maxb", "argb"] }]));
+    expect(w.map((d) => found(d, r.text).hint)).toEqual([
+      'bind `sumT` in a pass of the variant that writes it, or add `"not present.sumT"` to the variant\'s `when` so that calls giving it pick another variant',
+    ]);
+  });
+
+  it("is quiet when every output is bound, or an unbound optional one is excluded by the conditions", () => {
+    const s = multi([
+      { id: "withSum", when: ["present.sumT"], binds: ["maxb", "argb", "sumb"] },
+      { id: "plain", when: ["not present.sumT"], binds: ["maxb", "argb"] },
+      { id: "viaDerive", when: ["noSum and rows > 0"], binds: ["maxb", "argb"] },
+    ]);
+    (s.derive as Record<string, string>).noSum = "not present.sumT";
+    expect(unbound(s).w).toEqual([]);
+  });
+
+  it("is not reported for a spec with errors (a misspelt tensor in a binding would echo as an unbound output)", () => {
+    const s = multi([{ id: "v", when: ["present.sumT"], binds: ["maxb", "argb", "sumb"] }]);
+    (s.bindings as Record<string, unknown>).argb = { arg: "argTT" };
+    const { r, w } = unbound(s);
+    expect(r.diagnostics.map((d) => d.code)).toContain("unknown_tensor");
+    expect(w).toEqual([]);
+  });
+});

@@ -92,3 +92,24 @@ describe("kernelc explain --call: the call file is read with the located JSON re
     expect(r.stdout).toContain("call of Axpby on profile desktop-64k:\n  picked vec4\n");
   });
 });
+
+describe("kernelc explain of a kernel whose template does not build", () => {
+  it("reports the Tint error at the template's line and column with a code frame, as lint and build do", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-explain-tint-"));
+    fs.cpSync(FIXTURE, root, { recursive: true });
+    fs.rmSync(path.join(root, "out"), { recursive: true, force: true });
+    const template = path.join(root, "templates", "axpby.wgsl.jinja");
+    const lines = fs.readFileSync(template, "utf8").split("\n");
+    const at = lines.findIndex((l) => l.includes("fn main"));
+    expect(at).toBeGreaterThan(0);
+    lines.splice(at + 2, 0, "  undefinedThing[0] = 1.0;");
+    fs.writeFileSync(template, lines.join("\n"));
+    const lint = await run(["lint"], root);
+    const explain = await run(["explain", "Axpby", "--profile", "compat"], root);
+    expect(explain.code).toBe(1);
+    const header = `  --> templates/axpby.wgsl.jinja:${at + 3}:3\n`;
+    expect(lint.stderr).toContain(header);
+    expect(explain.stderr).toContain(header);
+    expect(explain.stderr).toContain(`${at + 3} |   undefinedThing[0] = 1.0;\n`);
+  });
+});

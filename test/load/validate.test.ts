@@ -35,6 +35,17 @@ describe("validateSpecTree", () => {
     expect(validateSpecTree(parsed.root!, "specs/PagedAttention.json")).toEqual([]);
   });
 
+  it("refuses a tunable value that is not an integer (tunables.X is an int in expressions)", () => {
+    const { diags, text } = validateEdited((s) => (s.tunables.WORKGROUP_SIZE = { default: 64.5 }));
+    expect(diags.map((d) => [d.code, d.message, spanText(text, d)])).toEqual([
+      ["schema_type", "field `default` of `/tunables/WORKGROUP_SIZE` must be an integer, found a number", "64.5"],
+    ]);
+    const listed = validateEdited((s) => (s.tunables.WORKGROUP_SIZE = { default: 64, values: [32, 16.5] }));
+    expect(listed.diags.map((d) => [d.code, d.location?.pointer, spanText(listed.text, d)])).toEqual([
+      ["schema_type", "/tunables/WORKGROUP_SIZE/values/1", "16.5"],
+    ]);
+  });
+
   it("accepts a `$schema` key", () => {
     expect(validateEdited((s) => (s.$schema = "../schema/kernel-spec.schema.json")).diags).toEqual([]);
   });

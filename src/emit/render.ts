@@ -11,7 +11,7 @@ import path from "node:path";
 import nunjucks from "nunjucks";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
-import { RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError } from "./template-sandbox.js";
+import { PRINTS_A_LIST, RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError } from "./template-sandbox.js";
 
 /** The x width at which a 1-D dispatch folds into y; templates read it as DISPATCH_FOLD_WIDTH. */
 export const DISPATCH_FOLD_WIDTH = 65535;
@@ -569,7 +569,8 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
   const undefinedOutput = message.startsWith("attempted to output null or undefined value");
   // JavaScript's words for turning one of the render context's objects (they have no prototype) into text.
   const objectAsText = message === "Cannot convert object to primitive value" || message === "target.toString is not a function";
-  if (undefinedOutput || objectAsText) {
+  const listAsText = message === PRINTS_A_LIST;
+  if (undefinedOutput || objectAsText || listAsText) {
     let expr: string | undefined;
     const [l, c] = [line, column];
     if (l !== undefined && c !== undefined) {
@@ -584,9 +585,12 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         }
       }
     }
-    message = undefinedOutput
-      ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
-      : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
+    const list = expr?.slice(2, -2).trim() || "LIST";
+    message = listAsText
+      ? `${expr ? `\`${expr}\` prints` : "the template prints"} a list, which would print as its items joined by commas (\`2,3\`), not WGSL: print one item (\`{{ ${list}[0] }}\`) or each in a loop (\`{% for v in ${list} %}{{ v }}{% if not loop.last %}, {% endif %}{% endfor %}\`)`
+      : undefinedOutput
+        ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
+        : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
   }
   return new RenderError(message, file, line, column, limit);
 }

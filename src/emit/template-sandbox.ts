@@ -119,6 +119,9 @@ export const RENDER_LIMITS: RenderLimits = Object.freeze({
 });
 
 /** A template tried something the sandbox refuses (a reported template_error). */
+/** The sandbox's message for `{{ list }}`; render.ts names the expression and says what to print. */
+export const PRINTS_A_LIST = "the template prints a list";
+
 export class TemplateSandboxError extends Error {
   override readonly name = "TemplateSandboxError";
 }
@@ -325,6 +328,8 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       budget.tick();
     },
     suppressValue(val: unknown, autoescape: boolean): unknown {
+      // A list would print as its items joined by commas (`2,3`), which is not WGSL.
+      if (Array.isArray(val)) throw new TemplateSandboxError(PRINTS_A_LIST);
       const out = njRuntime.suppressValue(val, autoescape);
       const len = typeof out === "string" ? out.length : String(out).length;
       budget.printed += len;

@@ -199,6 +199,8 @@ describe("render limits", () => {
     "slice.jinja": "// a\n{{ [1, 2, 3] | slice(n) | length }}\n",
     "batch.jinja": '// a\n{{ [1] | batch(n, "x") | length }}\n',
     "object.jinja": "// a\n{{ tunables }}\n",
+    "list.jinja": "// a\n{{ dims }}\n",
+    "list-items.jinja": "{{ dims[0] }}{% for v in dims %},{{ v }}{% endfor %}\n",
     "object-concat.jinja": '// a\n{{ dtypes ~ "x" }}\n',
     "object-string.jinja": "// a\n{{ tunables | string }}\n",
   });
@@ -252,6 +254,16 @@ describe("render limits", () => {
       );
       expect(err.message).not.toMatch(/primitive|toString/);
     }
+  });
+
+  test("printing a list says so at the line and how to print its items; its items print", () => {
+    const err = renderError(() => render("list.jinja", { dims: [2, 3] }));
+    expect(err.file).toBe("list.jinja");
+    expect(err.line).toBe(2);
+    expect(err.message).toMatch(/^`\{\{ dims \}\}` prints a list, which would print as its items joined by commas/);
+    expect(err.message).toContain("{{ dims[0] }}");
+    expect(err.message).toContain("{% for v in dims %}");
+    expect(render("list-items.jinja", { dims: [2, 3] })).toBe("2,2,3\n");
   });
 
   test("range() refuses non-numbers", () => {

@@ -18,7 +18,7 @@
 #   occupancy - the paged bench on the six decode shapes: the shipped templates against copies whose row
 #            shader declares 8, 16 or 24 KB more workgroup memory (caps of about 19, 11 and 8 resident
 #            workgroups per SM) and session 9's no-butterfly diagnostic (wrong results);
-#            bench/experiments/occupancy-variants.mjs; $OUT/bench-occupancy.json
+#            bench/experiments/template-variants.mjs; $OUT/bench-occupancy.json
 #   ahead1 - ROW_LOAD_AHEAD = 1 (about 32 fewer registers a lane) with more workgroups: the two small
 #            decode shapes at 1024-2048 target workgroups and up to 256 splits, the four large ones at
 #            2048-4096, each against the configured tunables; $OUT/bench-ahead1-{small,large}.json
@@ -29,7 +29,7 @@
 #   packedcmp - the paged bench on the six decode shapes with the tuned desktop-32k split settings pinned
 #            (3072/64/64 and 1024/128/64), native f16 (desktop-32k) and f16 packed in u32 (desktop-48k on a
 #            device without shader-f16), alternating twice; $OUT/bench-{native,packed}-{1,2}.json
-#   vsched - where the row design issues a tile's V loads (bench/experiments/v-schedule-variants.mjs:
+#   vsched - where the row design issues a tile's V loads (bench/experiments/template-variants.mjs:
 #            vsplit, vat1) against the templates, the six decode shapes, with the configured tunables
 #            (VSCHED_PINS: other pin sets; VSCHED_BASE: a template folder to compare too, e.g. an
 #            earlier commit's); $OUT/bench-vsched.json
@@ -80,14 +80,14 @@ for what in "${steps[@]}"; do
              git apply --directory=.exp-v-early bench/experiments/v-early.patch || exit 1
            BENCH_TEMPLATES=templates,.exp-v-early BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1}]' \
            node bench/gpu/attention.mjs paged --out "$OUT/bench-vearly.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vearly.log" ;;
-    occupancy) dirs=$(node bench/experiments/occupancy-variants.mjs pad8k pad16k pad24k nobfly) || exit 1
+    occupancy) dirs=$(node bench/experiments/template-variants.mjs pad8k pad16k pad24k nobfly) || exit 1
            BENCH_TEMPLATES=templates,$dirs node bench/gpu/attention.mjs paged --out "$OUT/bench-occupancy.json" 2>&1 | grep -v Warning | tee "$OUT/bench-occupancy.log" ;;
     ahead1)
            BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-small.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-small.log"
            BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead1-large.json" 2>&1 | grep -v Warning | tee "$OUT/bench-ahead1-large.log" ;;
-    smem)  dirs=$(node bench/experiments/occupancy-variants.mjs pad2k) || exit 1
+    smem)  dirs=$(node bench/experiments/template-variants.mjs pad2k) || exit 1
            BENCH_TEMPLATES=templates,$dirs BENCH_PINS='[{},{"TEST_NO_ROW_FALLBACK":1}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-smem.json" 2>&1 | grep -v Warning | tee "$OUT/bench-smem.log" ;;
     packedcmp)
@@ -96,14 +96,14 @@ for what in "${steps[@]}"; do
              BENCH_PINS=$P node bench/gpu/attention.mjs paged --out "$OUT/bench-native-$i.json" 2>&1 | grep -v Warning | tail -n 12
              BENCH_PINS=$P BENCH_PROFILE=desktop-48k node bench/gpu/attention.mjs paged --out "$OUT/bench-packed-$i.json" 2>&1 | grep -v Warning | tail -n 12
            done ;;
-    vsched) dirs=$(node bench/experiments/v-schedule-variants.mjs vsplit vat1) || exit 1
+    vsched) dirs=$(node bench/experiments/template-variants.mjs vsplit vat1) || exit 1
            BENCH_TEMPLATES=${VSCHED_BASE:+$VSCHED_BASE,}templates,$dirs BENCH_PINS=${VSCHED_PINS:-'[{}]'} \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-vsched.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vsched.log" ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
     fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-fewsplits.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fewsplits.log" ;;
-    regs)  dirs=$(node bench/experiments/v-schedule-variants.mjs vsplit) || exit 1
+    regs)  dirs=$(node bench/experiments/template-variants.mjs vsplit) || exit 1
            for d in templates ${dirs//,/ }; do
              for a in 2 1; do
                c=/tmp/glcache-${d#.}-$a; rm -rf "$c"; mkdir -p "$c"
@@ -115,7 +115,7 @@ for what in "${steps[@]}"; do
              done
            done ;;
     fixed) P='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]'
-           dirs=$(node bench/experiments/occupancy-variants.mjs noloop) || exit 1
+           dirs=$(node bench/experiments/template-variants.mjs noloop) || exit 1
            BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x4096x16,1x32768x16 BENCH_PINS=$P \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-fixed-noloop.json" 2>&1 | grep -v Warning | tee "$OUT/bench-fixed-noloop.log"
            BENCH_DOUBLE_PASS=split_attention BENCH_SHAPES=1x4096x16,1x32768x16,1x65536x16 BENCH_PINS=$P \

@@ -7,7 +7,7 @@
  * a shader that reads the head size depends on one dimension, not on the whole shape.
  */
 import { CheckedDerive } from "../model/checked.js";
-import { isRunTimeLeaf, leafText, type Leaf, type TExpr } from "../model/ir.js";
+import { isRunTimeLeaf, leafText, subExpressions, type Leaf, type TExpr } from "../model/ir.js";
 
 /** A leaf's canonical text, e.g. `attrs.num_heads`, `dim(shapes.keyCacheT, 3)`, `device.limits.maxBufferSize`. */
 export type LeafKey = string;
@@ -74,21 +74,8 @@ export function leavesOf(
         }
         x.args.forEach(walk);
         return;
-      case "list":
-        x.items.forEach(walk);
-        return;
-      case "neg":
-      case "not":
-        walk(x.operand);
-        return;
-      case "binary":
-        walk(x.left);
-        walk(x.right);
-        return;
-      case "cond":
-        walk(x.cond);
-        walk(x.then);
-        walk(x.otherwise);
+      default:
+        subExpressions(x).forEach(walk);
         return;
     }
   };

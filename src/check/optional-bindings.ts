@@ -10,7 +10,7 @@
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CheckedDerive, CheckedKernel, CheckedVariant } from "../model/checked.js";
-import { exprStructure, type TExpr } from "../model/ir.js";
+import { exprStructure, subExpressions, type TExpr } from "../model/ir.js";
 import { whereLocation } from "./locate.js";
 
 /** A truth value that may be unknown. */
@@ -89,25 +89,10 @@ function condTests(roots: readonly TExpr[], env: ReadonlyMap<string, CheckedDeri
       }
       case "cond":
         tests.set(exprStructure(e.cond), e.cond);
-        visit(e.cond);
-        visit(e.then);
-        visit(e.otherwise);
-        return;
-      case "not":
-      case "neg":
-        visit(e.operand);
-        return;
-      case "binary":
-        visit(e.left);
-        visit(e.right);
-        return;
-      case "call":
-        e.args.forEach(visit);
-        return;
-      case "list":
-        e.items.forEach(visit);
+        subExpressions(e).forEach(visit);
         return;
       default:
+        subExpressions(e).forEach(visit);
         return;
     }
   };

@@ -55,6 +55,25 @@ export type TExpr =
   | { readonly k: "cond"; readonly cond: TExpr; readonly then: TExpr; readonly otherwise: TExpr; readonly type: Type; readonly span: Span }
   | { readonly k: "list"; readonly items: readonly TExpr[]; readonly type: Type; readonly span: Span };
 
+/** The direct sub-expressions of `e`, in source order (none for constants, leaves, `has` and derive references). */
+export function subExpressions(e: TExpr): readonly TExpr[] {
+  switch (e.k) {
+    case "call":
+      return e.args;
+    case "list":
+      return e.items;
+    case "neg":
+    case "not":
+      return [e.operand];
+    case "binary":
+      return [e.left, e.right];
+    case "cond":
+      return [e.cond, e.then, e.otherwise];
+    default:
+      return [];
+  }
+}
+
 const structures = new WeakMap<TExpr, string>();
 /**
  * A sub-expression's structure as text, spans and types left out: the same expression written

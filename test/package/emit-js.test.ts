@@ -15,6 +15,7 @@ import { compile, type CompileResult } from "../../src/api/compile.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { pagedCall, pagedEdges, sparseCall, sparseEdges } from "../dispatcher/calls.js";
 import { importDispatcher, repoRoot } from "../support/project-build.js";
+import { STRICT_CONSUMER, typeErrors } from "../support/strict-consumer.js";
 import { rng } from "../support/rng.js";
 import { kernelc, makeProject, removeProjects, snapshot } from "../cli/out-project.js";
 
@@ -189,29 +190,14 @@ describe("emit js", () => {
         "",
       ].join("\n"),
     );
-    const strict: ts.CompilerOptions = {
-      strict: true,
-      noUnusedLocals: true,
-      noUnusedParameters: true,
-      noUncheckedIndexedAccess: true,
-      exactOptionalPropertyTypes: true,
-      noPropertyAccessFromIndexSignature: true,
-      verbatimModuleSyntax: true,
-      isolatedModules: true,
-      skipLibCheck: false,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
-      types: [],
-    };
+    // The strict consumer's options (support/strict-consumer.ts), with the DOM types and every
+    // .d.ts checked, under both module resolutions.
+    const strict: ts.CompilerOptions = { ...STRICT_CONSUMER, skipLibCheck: false, lib: ["lib.es2022.d.ts", "lib.dom.d.ts"] };
     const configs: [string, ts.CompilerOptions][] = [
-      ["NodeNext", { ...strict, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }],
+      ["NodeNext", strict],
       ["ESNext + bundler", { ...strict, module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }],
     ];
-    const errorsOf = (roots: string[], options: ts.CompilerOptions): string[] =>
-      ts
-        .getPreEmitDiagnostics(ts.createProgram(roots, options))
-        .map((d) => `${d.file ? path.relative(dir, d.file.fileName) : ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`);
+    const errorsOf = (roots: string[], options: ts.CompilerOptions): string[] => typeErrors(roots, options, dir);
     // The consumer and every .d.ts (checked, not skipped); the .js files are not part of the program.
     const roots = [use, ...[...js.files.keys()].filter((rel) => rel.endsWith(".d.ts")).map((rel) => path.join(dir, rel))];
     for (const [what, options] of configs) expect(errorsOf(roots, options), what).toEqual([]);

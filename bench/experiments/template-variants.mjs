@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// Makes template folders for the row design's device experiments (bench-only, never shipped):
+// copies of templates/ with one edit each, for BENCH_TEMPLATES.
+// - pad2k, pad8k, pad16k, pad24k (the occupancy probe): the PagedAttention row shader declares extra
+//   workgroup memory (touched only when params.scale is -12345, which no bench call passes, so the
+//   results are unchanged), which caps the workgroups an SM can hold: with 228 KB of shared memory
+//   per SM, about 19 (+8 KB), 11 (+16 KB) or 8 (+24 KB) of these 32-invocation workgroups. If a cap
+//   leaves a shape's time unchanged, fewer workgroups than that were resident already (registers
+//   are the other limit, which Dawn does not report).
+// - nobfly: session 9's diagnostic (wrong results, the same memory traffic): the butterfly's
+//   shuffles removed.
+// - noloop: see below.
+// - vsplit, vat1 (where a tile's V loads are issued; same results, same traffic): the shipped
+//   template issues all 32 V rows at chunk V_AT = GP - AHEAD (chunk 2 of 4 with 4 heads per KV head
+//   and two chunks ahead); vsplit has each chunk c issue the V rows of its own keys (c*KC .. c*KC +
+//   KC - 1), vat1 all V rows at chunk 1.
+// Usage: node bench/experiments/template-variants.mjs <name>...; writes .exp-<name>/ and prints the
+// folder list for BENCH_TEMPLATES.
+import * as fs from "node:fs";
+
+const vAnchor = `{% elif c == V_AT %}
+{% for s in range(W) %}
+{% for j in range(V4) %}
+    let vr{{ s }}{{ sfx(j, W) }} = load_value_cache(({{ rowOf(s) }}) * 32u + {{ col(j, W) }});
+{% endfor %}
+{% endfor %}
+{% endif %}
+`;
+const vLoad = vAnchor.slice(vAnchor.indexOf("{% for j"));
+/** Replaces the row template's V-load block by `rows`: Jinja that opens a condition and a loop over s. */
+function vSchedule(f, rows) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  const text = fs.readFileSync(p, "utf8");
+  if (!text.includes(vAnchor)) throw new Error("the V-load block was not found");
+  fs.writeFileSync(p, text.replace(vAnchor, `{% endif %}\n${rows}\n${vLoad}`));
+}
+
+const edits = {
+  vsplit: (f) => vSchedule(f, "{% if true %}\n{% for s in range(c * KC, c * KC + KC) %}"),
+  vat1: (f) => vSchedule(f, "{% if c == (1 if GP > 1 else 0) %}\n{% for s in range(W) %}"),
+  // Diagnostic (wrong results): the tile loop is compiled but never runs (its bound is false unless
+  // params.scale is -12345), so a pass of this build costs the launch, the prologue (the first
+  // tile's block entry, K loads, queries) and the epilogue (the partial writes) alone.
+  noloop: (f) => {
+    const p = `${f}/paged-attention-row.wgsl.jinja`;
+    const text = fs.readFileSync(p, "utf8");
+    const loop = "for (var tile_start = key_begin; tile_start < key_end;";
+    if (!text.includes(loop)) throw new Error("noloop: the tile loop was not found");
+    fs.writeFileSync(
+      p,
+      text.replace(loop, "for (var tile_start = key_begin; tile_start < select(key_begin, key_end, params.scale == -12345.0);"),
+    );
+  },
+  pad2k: (f) => pad(f, 128),
+  pad8k: (f) => pad(f, 512),
+  pad16k: (f) => pad(f, 1024),
+  pad24k: (f) => pad(f, 1536),
+  nobfly: (f) => {
+    const p = `${f}/lib/row.wgsl.jinja`;
+    const text = fs.readFileSync(p, "utf8");
+    const out = text.replace(/subgroupShuffleXor\((.*), \{\{ 2 \*\* k \}\}u\)/g, "($1)");
+    if (out === text) throw new Error("nobfly: no butterfly shuffle found");
+    fs.writeFileSync(p, out);
+  },
+};
+function pad(f, vec4s) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  let text = fs.readFileSync(p, "utf8");
+  const decl = "var<workgroup> subgroup_split: u32;";
+  const body = "  let t = wid.x;\n  let kv_head = wid.y;\n";
+  if (!text.includes(decl) || !text.includes(body)) throw new Error("pad: anchor not found");
+  text = text.replace(decl, `${decl}\nvar<workgroup> occupancy_pad: array<vec4<f32>, ${vec4s}>;`);
+  text = text.replace(body, `${body}  if (params.scale == -12345.0) {\n    occupancy_pad[lane] = vec4<f32>(1.0);\n  }\n`);
+  fs.writeFileSync(p, text);
+}
+const dirs = [];
+for (const name of process.argv.slice(2)) {
+  if (!Object.hasOwn(edits, name)) throw new Error(`unknown variant ${name}: ${Object.keys(edits).join(", ")}`);
+  const dir = `.exp-${name}`;
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.cpSync("templates", dir, { recursive: true });
+  edits[name](dir);
+  dirs.push(dir);
+}
+console.log(dirs.join(","));

@@ -78,6 +78,19 @@ function pagedTable() {
       `| ${r.B} × ${r.ctx}, bs ${r.blockSize} | ${r.splits} | ${fmt(r.attentionMs)}${parts} | ${fmt(r.kvTBps, 2)} | ${Math.round((100 * r.kvTBps) / copy.TBps)}% | ${fmt(cudnn)} | ${cudnn ? fmt(r.attentionMs / cudnn, 2) : "—"} | ${fmt(fa2)} |`,
     );
   }
+  // What any call timed this way pays before it does work (bench/gpu/attention.mjs timingFloor), and
+  // what one dispatch moving the small shapes' bytes reaches; absent from runs before session 17.
+  const floor = res.rows.filter((r) => r.kernel === "floor");
+  const copySmall = res.rows.find((r) => r.kernel === "copy" && r.bytes);
+  if (floor.length || copySmall) lines.push("");
+  if (floor.length)
+    lines.push(
+      `Timing floor in the same process (compute passes of empty dispatches, timed as above): ${floor.map((f) => `${f.case} ${fmt(f.ms * 1e3, 1)} µs`).join(", ")}.`,
+    );
+  if (copySmall)
+    lines.push(
+      `A copy moving the small shapes' ${copySmall.bytes / 2 ** 20} MiB in one dispatch: ${fmt(copySmall.ms)} ms, ${fmt(copySmall.TBps, 2)} TB/s (${Math.round((100 * copySmall.TBps) / copy.TBps)}% of the large copy).`,
+    );
   return lines;
 }
 

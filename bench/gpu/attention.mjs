@@ -134,6 +134,54 @@ async function copyBandwidth(size) {
   return { ms, tbps: (2 * bytes) / (ms / 1e3) / 1e12 };
 }
 
+// 1b. The timing floor: compute passes whose dispatches do nothing (a workgroup that writes one word
+// only if an impossible uniform says so), timed exactly as the attention passes are (timestamps at
+// the pass's beginning and end, runs submitted back to back): one dispatch of 1 or 1024 32-lane
+// workgroups, and two dependent dispatches of 1024 in one pass (the attention + merge shape: Dawn
+// puts a barrier between them). Whatever these take, every kernel timed this way pays too.
+async function timingFloor() {
+  const flag = device.createBuffer({ size: 16, usage: U.STORAGE });
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read_write> flag: array<u32>;
+@compute @workgroup_size(32) fn main(@builtin(local_invocation_index) i: u32) {
+  if (flag[0] == 12345u) { flag[1] = i; }
+}`,
+  });
+  const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+  const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: flag } }] });
+  const encode = (counts, tw) => {
+    const enc = device.createCommandEncoder();
+    const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bg);
+    for (const n of counts) pass.dispatchWorkgroups(n);
+    pass.end();
+    device.queue.submit([enc.finish()]);
+  };
+  const cases = [
+    { name: "one dispatch, 1 workgroup", counts: [1] },
+    { name: "one dispatch, 1024 workgroups", counts: [1024] },
+    { name: "two dispatches of 1024 workgroups", counts: [1024, 1024] },
+  ];
+  const out = [];
+  for (const c of cases) {
+    for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
+      for (let k = 0; k < 20; k++) encode(c.counts);
+      await device.queue.onSubmittedWorkDone();
+    }
+    const times = [];
+    await timedRuns(
+      200,
+      2,
+      async (o) => encode(c.counts, { querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
+      (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
+    );
+    out.push({ ...c, ms: median(times) });
+  }
+  flag.destroy();
+  return out;
+}
+
 async function importDispatcher(source) {
   const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-bench-")), "dispatcher.mjs");
@@ -613,6 +661,10 @@ log(
   `copy of 128 MiB moved (64 MiB read + 64 MiB written): ${copySmall.tbps.toFixed(2)} TB/s (${copySmall.ms.toFixed(4)} ms) = ${((100 * copySmall.tbps) / copy.tbps).toFixed(0)}% of the 1 GiB copy`,
 );
 rows.push({ kernel: "copy", bytes: 2 * (64 << 20), ms: copySmall.ms, TBps: copySmall.tbps });
+for (const f of await timingFloor()) {
+  log(`timing floor: ${f.name}: ${(f.ms * 1e3).toFixed(2)} us`);
+  rows.push({ kernel: "floor", case: f.name, workgroups: f.counts, ms: f.ms });
+}
 const which = process.argv.slice(2).filter((a) => !a.startsWith("--") && a !== outFile);
 if (which.length === 0 || which.includes("paged")) await pagedBench(copy);
 if (which.length === 0 || which.includes("sparse")) await sparseBench(copy);

@@ -5,6 +5,9 @@
 #   bench  - bench/gpu/attention.mjs (PagedAttention and SparseAttention; BENCH_PINS/BENCH_SHAPES narrow it)
 #   torch  - PyTorch SDPA on the same GPU (../shared/tools/torch_decode_anchor.py)
 #   tune   - `kernelc tune --profile desktop-32k` (TUNE_PROFILE, TUNE_KERNEL narrow it); kernelc.tune.json to $OUT
+#   floor  - the timing floor (empty dispatches timed as the attention passes are), both copies and the
+#            two small decode shapes only; $OUT/bench-floor.json (CUDA's floor: bench/gpu/torch_floor.py,
+#            part of `torch`)
 #   packed - bench/gpu/attention.mjs with BENCH_PROFILE=desktop-48k: the same shapes with f16 packed in
 #            u32 pairs (a device without shader-f16), for the packed-versus-native table; $OUT/bench-packed.json
 #   features - bench/gpu/subgroup-matrix.mjs: whether Dawn offers subgroup matrices on the adapter
@@ -66,11 +69,13 @@ for what in "${steps[@]}"; do
     tests) CI=true node node_modules/vitest/vitest.mjs run test/gpu test/fixture test/runtime > "$OUT/tests.log" 2>&1
            echo "tests exit $?"; grep -E "Test Files|Tests |FAIL|×" "$OUT/tests.log" | head -20 ;;
     bench) node bench/gpu/attention.mjs --out "$OUT/bench.json" 2>&1 | grep -v Warning | tee "$OUT/bench.log" ;;
+    floor) BENCH_SHAPES=1x32768x16,8x4096x16 node bench/gpu/attention.mjs paged --out "$OUT/bench-floor.json" 2>&1 | grep -v Warning | tee "$OUT/bench-floor.log" ;;
     packed) BENCH_PROFILE=${PACKED_PROFILE:-desktop-48k} node bench/gpu/attention.mjs --out "$OUT/bench-packed.json" 2>&1 | grep -v Warning | tee "$OUT/bench-packed.log" ;;
     tune)  VK_DRIVER_FILES=$KERNELC_VK_ICD node bin/kernelc.js tune --profile "${TUNE_PROFILE:-desktop-32k}" ${TUNE_KERNEL:+--kernel $TUNE_KERNEL} --dawn-flag enable-dawn-features=vulkan_enable_f16_on_nvidia > "$OUT/tune.log" 2>&1
            echo "tune exit $?"; grep -v "^Warning" "$OUT/tune.log" | tail -20; cp kernelc.tune.json "$OUT/" 2>/dev/null ;;
     torch) python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee "$OUT/torch.log"
-           python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log" ;;
+           python3 bench/gpu/torch_prefill.py 2>&1 | grep -E "^prefill" | tee -a "$OUT/torch.log"
+           python3 bench/gpu/torch_floor.py 2>&1 | grep -E "^floor" | tee -a "$OUT/torch.log" ;;
     features) VK_DRIVER_FILES=$KERNELC_VK_ICD node bench/gpu/subgroup-matrix.mjs 2>&1 | grep -v "^Warning" | tee "$OUT/features.log" ;;
     ahead) BENCH_SHAPES=64x4096x16,32x16384x16,64x4096x32,32x16384x32 \
            BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":4096,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \

@@ -135,8 +135,8 @@ async function copyBandwidth(size) {
 }
 
 // 1b. The timing floor: compute passes whose dispatches do nothing (a workgroup that writes one word
-// only if an impossible uniform says so), timed exactly as the attention passes are (timestamps at
-// the pass's beginning and end, runs submitted back to back): one dispatch of 1 or 1024 32-lane
+// only if a storage word it reads holds a value it never holds), timed exactly as the attention passes are (timestamps at
+// the pass's beginning and end, runs submitted back to back): a pass without dispatches, one dispatch of 1 or 1024 32-lane
 // workgroups, and two dependent dispatches of 1024 in one pass (the attention + merge shape: Dawn
 // puts a barrier between them). Whatever these take, every kernel timed this way pays too.
 async function timingFloor() {
@@ -159,6 +159,7 @@ async function timingFloor() {
     device.queue.submit([enc.finish()]);
   };
   const cases = [
+    { name: "no dispatch", counts: [] },
     { name: "one dispatch, 1 workgroup", counts: [1] },
     { name: "one dispatch, 1024 workgroups", counts: [1024] },
     { name: "two dispatches of 1024 workgroups", counts: [1024, 1024] },

@@ -15,6 +15,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { UserError, type Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
 import {
+  assertGeneratedMarks,
   auditClean,
   auditDiagnostics,
   auditTree,
@@ -272,9 +273,11 @@ function fsyncDir(dir: string): void {
  * Writes `files` into a new staging folder beside `outDir` (each flushed) with the user's umask,
  * and returns its path; on failure removes what it wrote and rethrows. The marker comes first and
  * build-info.json second, so that a staging folder left by a crash lists every file it may hold
- * with its hash, and the next build can prove it is kernelc's before removing it.
+ * with its hash, and the next build can prove it is kernelc's before removing it. Every file must
+ * carry kernelc's generated-file mark (else it throws before writing: a bug).
  */
 export function stageTree(outDir: string, files: ReadonlyMap<string, string>): string {
+  assertGeneratedMarks(files);
   fs.mkdirSync(path.dirname(outDir), { recursive: true });
   const staging = siblingName(outDir, "tmp");
   fs.mkdirSync(staging, 0o777);

@@ -190,6 +190,34 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     );
   });
 
+  it("a user's folder (no marker) with a build-info.json forged to list its files with their real hashes is refused", async () => {
+    const { sha256Hex } = await import("../../src/core/hash.js");
+    const { buildInfoDigest } = await import("../../src/core/out-folder.js");
+    const root = makeProject();
+    const out = path.join(root, "out");
+    fs.mkdirSync(path.join(out, "notes"), { recursive: true });
+    fs.writeFileSync(path.join(out, "notes/todo.md"), "my notes\n");
+    fs.writeFileSync(path.join(out, "helpers.ts"), "export const mine = 1;\n");
+    const files: Record<string, string> = {};
+    for (const rel of ["notes/todo.md", "helpers.ts"]) files[rel] = sha256Hex(fs.readFileSync(path.join(out, rel)));
+    for (const withDigest of [false, true]) {
+      const info = {
+        generatedBy: "kernelc 0.1.0; do not edit",
+        inputs: "x",
+        files,
+        ...(withDigest ? { digest: buildInfoDigest("x", files) } : {}),
+      };
+      fs.writeFileSync(path.join(out, "build-info.json"), JSON.stringify(info, null, 2) + "\n");
+      await expectRefused(
+        root,
+        [],
+        "out_not_ours",
+        /not exactly the build its build-info\.json describes \(notes\/todo\.md lacks kernelc's generated-file mark; helpers\.ts lacks/,
+      );
+      await expectRefused(root, ["--force"], "out_not_ours", /helpers\.ts lacks kernelc's generated-file mark/);
+    }
+  });
+
   it("a folder whose build-info.json is not kernelc's is refused", async () => {
     const root = makeProject();
     fs.mkdirSync(path.join(root, "out"));

@@ -159,6 +159,9 @@ async function compileWith(
     shaderCount,
   });
   const failed = (): boolean => diagnostics.some((r) => r.diagnostic.severity === "error");
+  // The config's warnings (a duplicate instance, a shadowed profile, a specs or templates folder
+  // Windows cannot create) are reported with the build's: loading the config prints nothing.
+  diagnostics.push(...loaded.diagnostics.map((diagnostic) => ({ diagnostic })));
 
   // load + check
   progress("checking specs");

@@ -93,9 +93,11 @@ export function lint(options: LintOptions = {}): LintResult {
   const given = options.paths && options.paths.length > 0;
   const paths = given ? options.paths!.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
   const result = lintPaths(paths, makeCheckContext(templates), given ? { paths: options.paths! } : specsFromConfig(loaded.config));
+  // The config's warnings first, as `kernelc lint` prints them.
+  const diagnostics = [...loaded.diagnostics, ...result.diagnostics];
   return {
-    ok: !hasErrors(result.diagnostics),
-    diagnostics: result.diagnostics,
+    ok: !hasErrors(diagnostics),
+    diagnostics,
     kernels: result.kernels.map((k) => k.spec.name),
     sources: result.sources,
   };

@@ -11,7 +11,7 @@ import { makeDiagnostic } from "../core/codes.js";
 import { hasErrors, UserError, type Diagnostic } from "../core/diagnostic.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import type { LoadedConfig } from "../plan/config.js";
-import { lstatOrUndefined, updateInPlace } from "../core/out-folder.js";
+import { carriesGeneratedMark, lstatOrUndefined, updateInPlace } from "../core/out-folder.js";
 import { BUILD_INFO, BUILD_INFO_BY, inputsHash, readBuildInfo, upToDate, verifyAgainstBuildInfo, withBuildInfo } from "./build-info.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { isOsError, osErrorDiagnostic } from "./os-errors.js";
@@ -318,9 +318,13 @@ async function runCheck(run: BuildRun): Promise<number> {
   const diags: Diagnostic[] = [];
   const unexpected = current.unexpected.filter(inScope);
   const extra = [...current.files.keys()].filter((rel) => !expected.has(rel) && inScope(rel));
-  // A file the out folder's build-info.json lists was written by an earlier build (another `--emit`,
-  // a spec or profile since removed), not by someone else.
-  const written = readBuildInfo(target.dir)?.files ?? {};
+  // A file the out folder's build-info.json lists, with kernelc's mark, was written by an earlier
+  // build (another `--emit`, a spec or profile since removed), not by someone else.
+  const listed = readBuildInfo(target.dir)?.files ?? {};
+  const earlier = (rel: string): boolean => {
+    const bytes = current.files.get(rel);
+    return Object.hasOwn(listed, rel) && bytes !== undefined && carriesGeneratedMark(rel, bytes);
+  };
   // out/ built with the other `--emit` than this check's: say so once, in every hint.
   const builtEmit = current.files.has("index.js") ? "js" : current.files.has("index.ts") ? "ts" : undefined;
   const checkEmit = run.loaded.config.emit;
@@ -329,7 +333,7 @@ async function runCheck(run: BuildRun): Promise<number> {
       ? `${target.shown}/ holds the ${builtEmit === "js" ? "JavaScript" : "TypeScript"} modules of \`build --emit ${builtEmit}\`, and this check builds --emit ${checkEmit}: check with \`npx kernelc build --check --emit ${builtEmit}\` (or set "emit": "${builtEmit}" in the config), or run \`npx kernelc build\` and commit the result`
       : undefined;
   for (const entry of [...unexpected, ...extra]) {
-    const why = entry.endsWith(")") ? "" : Object.hasOwn(written, entry) ? " (an earlier build wrote it)" : " (kernelc did not write it)";
+    const why = entry.endsWith(")") ? "" : earlier(entry) ? " (an earlier build wrote it)" : " (kernelc did not write it)";
     diags.push(
       makeDiagnostic(
         "out_unexpected",
@@ -338,7 +342,7 @@ async function runCheck(run: BuildRun): Promise<number> {
         {
           hint:
             buildHint ??
-            (Object.hasOwn(written, entry)
+            (earlier(entry)
               ? "run `npx kernelc build` (it removes the files earlier builds wrote) and commit the result"
               : `move it out of ${target.shown}/ or delete it (kernelc never removes what it did not write), then run \`npx kernelc build\` and commit the result`),
         },

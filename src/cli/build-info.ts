@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { walkFiles } from "../core/walk.js";
-import { BUILD_INFO, buildInfoDigest, buildInfoText, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
+import { BUILD_INFO, buildInfoDigest, buildInfoText, carriesGeneratedMark, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
 import type { LoadedConfig } from "../plan/config.js";
 
 export { BUILD_INFO, readBuildInfo, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
@@ -122,7 +122,8 @@ function hashFile(file: string): string {
 
 /**
  * What differs between a folder as it is on disk and its build-info.json: files missing, extra,
- * changed, symbolic links and other entries, and a digest that does not bind the recorded hashes.
+ * changed, listed with their hash but without kernelc's generated-file mark (a record kernelc did
+ * not write), symbolic links and other entries, and a digest that does not bind the recorded hashes.
  * Empty when the folder is exactly the build the file describes.
  */
 export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): string[] {
@@ -133,6 +134,7 @@ export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): strin
     const have = tree.files.get(rel);
     if (!have) problems.push(`${rel} is missing`);
     else if (sha256Hex(have) !== want) problems.push(`${rel} was changed`);
+    else if (!carriesGeneratedMark(rel, have)) problems.push(`${rel} lacks kernelc's generated-file mark`);
   }
   for (const rel of tree.files.keys())
     if (rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info.files, rel)) problems.push(`${rel} is not part of the build`);

@@ -36,10 +36,11 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   const specsOrigin: SpecsOrigin = given ? { paths } : specsFromConfig(loaded);
   if (!opts.render) {
     const result = lintPaths(specs, makeCheckContext(templatesDir), specsOrigin);
-    printDiagnostics(io, result.diagnostics, opts.format, fileSources(io.cwd, result.sources));
-    if (opts.format === "text" && result.diagnostics.length === 0)
-      io.stderr(`${plural(result.kernels.length, "spec")} checked, no problems\n`);
-    return hasErrors(result.diagnostics) ? 1 : 0;
+    // The config's warnings first, as compile() reports them.
+    const diagnostics = [...loaded.diagnostics, ...result.diagnostics];
+    printDiagnostics(io, diagnostics, opts.format, fileSources(io.cwd, result.sources));
+    if (opts.format === "text" && diagnostics.length === 0) io.stderr(`${plural(result.kernels.length, "spec")} checked, no problems\n`);
+    return hasErrors(diagnostics) ? 1 : 0;
   }
   const project = { ...loaded, config: { ...loaded.config, templates: path.relative(loaded.root, templatesDir) || "." } };
   const verdicts = opts.cache === false ? undefined : VerdictCache.open(loaded.root);

@@ -14,7 +14,9 @@ import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError, type Diagnostic } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
+import { nonPortablePart, portableSuggestion } from "../core/portable-path.js";
 import {
+  assertGeneratedMarks,
   auditClean,
   auditDiagnostics,
   auditTree,
@@ -97,19 +99,25 @@ export function resolveOutDir(loaded: LoadedConfig, cwd: string, outOption: stri
   const shown = shownRel === "" ? "." : shownRel.startsWith("..") || path.isAbsolute(shownRel) ? dir : shownRel;
   const fromConfig = outOption === undefined;
   const origin = fromConfig ? `the config's out "${written}"` : `--out ${written}`;
-  const refuse = (why: string): never => {
+  const where = fromConfig ? ` (the "out" field of ${loaded.file ? path.basename(loaded.file) : "kernelc.config.json"})` : "";
+  const refuse = (why: string, hint?: string): never => {
     throw new UserError([
       makeDiagnostic(
         "out_unsafe",
         `refusing to write the output folder ${dir} (${origin}): ${why}; a build replaces the whole output folder`,
         fromConfig && loaded.file ? { file: loaded.file, pointer: "/out" } : undefined,
-        {
-          hint: `use a folder of its own inside the project, such as "out"${fromConfig ? ` (the "out" field of ${loaded.file ? path.basename(loaded.file) : "kernelc.config.json"})` : " (--out out)"}`,
-        },
+        { hint: hint ?? `use a folder of its own inside the project, such as "out"${fromConfig ? where : " (--out out)"}` },
       ),
     ]);
   };
   if (/[\u0000-\u001f\u007f-\u009f]/.test(written)) refuse("its path holds a control character (a newline, a tab, an escape)");
+  // A name Windows cannot create: the build works here, and its output cannot be checked out there.
+  const unportable = nonPortablePart(written);
+  if (unportable)
+    refuse(
+      `it cannot be created on Windows: ${unportable.why}`,
+      `use a portable path${where}, such as ${fromConfig ? JSON.stringify(portableSuggestion(written)) : `--out ${portableSuggestion(written)}`} (no device name like CON or NUL, none of < > : " | ? *, no trailing dot or space)`,
+    );
   if (dir === root) refuse("it is the project root");
   if (within(root, dir)) refuse(`it contains the project root ${root}`);
   if (!within(dir, root)) refuse(`it is outside the project ${root}`);
@@ -272,9 +280,11 @@ function fsyncDir(dir: string): void {
  * Writes `files` into a new staging folder beside `outDir` (each flushed) with the user's umask,
  * and returns its path; on failure removes what it wrote and rethrows. The marker comes first and
  * build-info.json second, so that a staging folder left by a crash lists every file it may hold
- * with its hash, and the next build can prove it is kernelc's before removing it.
+ * with its hash, and the next build can prove it is kernelc's before removing it. Every file must
+ * carry kernelc's generated-file mark (else it throws before writing: a bug).
  */
 export function stageTree(outDir: string, files: ReadonlyMap<string, string>): string {
+  assertGeneratedMarks(files);
   fs.mkdirSync(path.dirname(outDir), { recursive: true });
   const staging = siblingName(outDir, "tmp");
   fs.mkdirSync(staging, 0o777);

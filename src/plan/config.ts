@@ -11,6 +11,7 @@ import type { Diagnostic, Location } from "../core/diagnostic.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { type Code, makeDiagnostic } from "../core/codes.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { nonPortablePart, portableSuggestion } from "../core/portable-path.js";
 import {
   type JsonNode,
   DEFAULT_JSON_LIMITS,
@@ -677,8 +678,32 @@ function foldersOutsideProject(
   return problems;
 }
 
+/**
+ * Folder paths Windows cannot create (core/portable-path.ts): an error for `out`, which kernelc
+ * writes (and which is usually committed, so a checkout on Windows would fail too); a warning for
+ * `specs` and `templates`, which kernelc only reads: they work on this machine, but the project
+ * cannot be checked out and built on Windows.
+ */
+function checkPortableFolders(folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
+  for (const field of ["out", "specs", "templates"] as const) {
+    const bad = nonPortablePart(folders[field]);
+    if (!bad) continue;
+    const written = field === "out";
+    rep.report(
+      "config_invalid",
+      parsed[field] !== undefined ? `/${field}` : "",
+      written
+        ? `out ${JSON.stringify(folders[field])} cannot be created on Windows: ${bad.why}; kernelc writes the output folder, and a project built here (or its committed output) could not be built or checked out there`
+        : `${field} ${JSON.stringify(folders[field])} cannot be created on Windows: ${bad.why}; kernelc reads it here, but the project could not be checked out and built there`,
+      `rename the folder and set "${field}" to a portable path, such as ${JSON.stringify(portableSuggestion(folders[field]))} (no device name like CON or NUL, none of < > : " | ? *, no trailing dot or space)`,
+      { warning: !written },
+    );
+  }
+}
+
 /** `out` is rewritten by builds: it must not be the project root, hold it, or overlap specs/ or templates/. */
 function checkFolders(root: string, folders: { specs: string; templates: string; out: string }, parsed: ParsedConfig, rep: Reporter): void {
+  checkPortableFolders(folders, parsed, rep);
   const abs = (p: string) => path.resolve(root, p);
   const out = abs(folders.out);
   const pointer = parsed.out !== undefined ? "/out" : "";

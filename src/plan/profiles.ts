@@ -8,6 +8,7 @@
  * marked `compatibilityMode`.
  */
 import { z } from "zod";
+import { WINDOWS_DEVICE_NAME } from "../core/portable-path.js";
 
 /** One row of the limits table: the core default, the compatibility-mode default and the limit's class. */
 interface LimitInfo {
@@ -125,9 +126,6 @@ export const FEATURE_NAMES = [
 
 /** A WebGPU feature name. */
 export type FeatureName = (typeof FEATURE_NAMES)[number];
-
-/** File names Windows reserves for devices (the part before any `.`; profile names have none). */
-const WINDOWS_DEVICE_NAME = /^(con|prn|aux|nul|com[0-9]|lpt[0-9])$/;
 
 /** Profile names become folder names under out/ and keys in generated code: lower-case, digits, `-`, `_`. */
 export const PROFILE_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,63}$/;

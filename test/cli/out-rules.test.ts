@@ -41,6 +41,20 @@ describe("build --out: unsafe folders are refused and nothing is touched", () =>
     ["out/../..", /it contains the project root/],
     ["gen\u001b[2Jx", /its path holds a control character/],
     ["gen\nerror: fake", /its path holds a control character/],
+    // Names Windows cannot create: refused on every system, so that a project and its committed out/ work there too.
+    ["gen/CON", /\(--out gen\/CON\): it cannot be created on Windows: "CON" is a name Windows reserves for a device/],
+    ["nul.txt", /it cannot be created on Windows: "nul\.txt" is \(by its base "nul"\) a name Windows reserves/],
+    ["Com9/x", /"Com9" is a name Windows reserves/],
+    ["lpt\u00b2", /"lpt\u00b2" is a name Windows reserves/],
+    ["out.", /"out\." ends with a dot, which Windows drops from a name/],
+    ["gen/out ", /"out " ends with a space/],
+    ["a:b", /"a:b" holds :, which Windows does not allow in a name/],
+    ["gen/a<b", /holds </],
+    ["a>b", /holds >/],
+    ['a"b', /holds "/],
+    ["a|b", /holds \|/],
+    ["a?b", /holds \?/],
+    ["a*b", /holds \*/],
   ];
   for (const [out, message] of cases) {
     it(`--out ${out}`, async () => {
@@ -52,6 +66,44 @@ describe("build --out: unsafe folders are refused and nothing is touched", () =>
       await expectRefused(root, ["--out", out], "out_unsafe", message);
     });
   }
+
+  it("--out a name Windows cannot create: the hint names --out and a portable name; the config's out names its key", async () => {
+    const root = makeProject();
+    const r = await kernelc(["build", "--out", "gen/Aux.d"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error\[out_unsafe\]: refusing to write the output folder \S+ \(--out gen\/Aux\.d\): it cannot be created on Windows/,
+    );
+    expect(r.stderr).toMatch(/hint: use a portable path, such as --out gen\/Aux-out\.d \(no device name like CON or NUL/);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(fs.existsSync(path.join(root, "gen"))).toBe(false);
+    fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ out: "gen/Aux.d" }));
+    const c = await kernelc(["build"], root);
+    expect(c.code).toBe(1);
+    expect(c.stderr).toMatch(
+      /error\[config_invalid\]: out "gen\/Aux\.d" cannot be created on Windows: "Aux\.d" is \(by its base "Aux"\) a name Windows reserves/,
+    );
+    expect(c.stderr).toMatch(/kernelc\.config\.json:1:\d+ \(\/out\)/);
+    expect(c.stderr).toMatch(/hint: rename the folder and set "out" to a portable path, such as "gen\/Aux-out\.d"/);
+    expect(fs.existsSync(path.join(root, "gen"))).toBe(false);
+    // A portable --out builds.
+    fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ specs: "specs", profiles: ["core"] }));
+    expect((await kernelc(["build", "--out", "gen/out"], root)).code).toBe(0);
+  });
+
+  it("a specs or templates folder Windows cannot create builds and lints here, with a warning naming the key", async () => {
+    const root = makeProject();
+    fs.renameSync(path.join(root, "templates"), path.join(root, "templates."));
+    fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ templates: "templates.", profiles: ["core"] }));
+    for (const argv of [["build"], ["lint"], ["lint", "--no-render"]]) {
+      const r = await kernelc(argv, root);
+      expect(r.code, `${argv.join(" ")}\n${r.stderr}`).toBe(0);
+      expect(r.stderr, argv.join(" ")).toMatch(
+        /warning\[config_invalid\]: templates "templates\." cannot be created on Windows: "templates\." ends with a dot/,
+      );
+      expect(r.stderr, argv.join(" ")).toMatch(/hint: rename the folder and set "templates" to a portable path, such as "templates"/);
+    }
+  });
 
   it("--out an absolute path outside the project", async () => {
     const root = makeProject();
@@ -188,6 +240,34 @@ describe("an existing folder kernelc did not write is never replaced", () => {
       "out_not_ours",
       /not exactly the build its build-info\.json describes \(.*core\/dispatcher\.ts was changed/,
     );
+  });
+
+  it("a user's folder (no marker) with a build-info.json forged to list its files with their real hashes is refused", async () => {
+    const { sha256Hex } = await import("../../src/core/hash.js");
+    const { buildInfoDigest } = await import("../../src/core/out-folder.js");
+    const root = makeProject();
+    const out = path.join(root, "out");
+    fs.mkdirSync(path.join(out, "notes"), { recursive: true });
+    fs.writeFileSync(path.join(out, "notes/todo.md"), "my notes\n");
+    fs.writeFileSync(path.join(out, "helpers.ts"), "export const mine = 1;\n");
+    const files: Record<string, string> = {};
+    for (const rel of ["notes/todo.md", "helpers.ts"]) files[rel] = sha256Hex(fs.readFileSync(path.join(out, rel)));
+    for (const withDigest of [false, true]) {
+      const info = {
+        generatedBy: "kernelc 0.1.0; do not edit",
+        inputs: "x",
+        files,
+        ...(withDigest ? { digest: buildInfoDigest("x", files) } : {}),
+      };
+      fs.writeFileSync(path.join(out, "build-info.json"), JSON.stringify(info, null, 2) + "\n");
+      await expectRefused(
+        root,
+        [],
+        "out_not_ours",
+        /not exactly the build its build-info\.json describes \(notes\/todo\.md lacks kernelc's generated-file mark; helpers\.ts lacks/,
+      );
+      await expectRefused(root, ["--force"], "out_not_ours", /helpers\.ts lacks kernelc's generated-file mark/);
+    }
   });
 
   it("a folder whose build-info.json is not kernelc's is refused", async () => {

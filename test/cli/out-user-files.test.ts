@@ -5,12 +5,14 @@
  * without its build-info.json: exit 1 (a reported diagnostic in watch and Vite) naming the path,
  * and out/ byte for byte as before. A deleted generated file is restored. An interrupted in-place
  * update (watch, Vite) is still recognized as kernelc's through its pending record. Leftovers beside
- * out/ are removed only when every entry in them is provably kernelc's.
+ * out/ are removed only when every entry in them is provably kernelc's. The records prove nothing
+ * alone: a user's file listed with its real hash in a forged build-info.json (with or without the
+ * digest) or pending record lacks kernelc's generated-file mark, and is reported and kept.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { MARKER_TEXT, readTreeStrict, updateInPlace } from "../../src/core/out-folder.js";
+import { buildInfoDigest, carriesGeneratedMark, MARKER_TEXT, readTreeStrict, updateInPlace } from "../../src/core/out-folder.js";
 import { UserError } from "../../src/core/diagnostic.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
@@ -30,6 +32,26 @@ async function built(): Promise<string> {
   expect(r.code, r.stderr).toBe(0);
   touchTemplate(root, "changed");
   return root;
+}
+
+/**
+ * Lists `rels` (files already in out/) in out/build-info.json with their real hashes, as someone
+ * might by hand or with a script: with the digest recomputed (it is a checksum anyone can compute)
+ * or with the digest field removed (as in folders written before it existed).
+ */
+function forgeBuildInfo(out: string, rels: readonly string[], withDigest: boolean): void {
+  const infoFile = path.join(out, "build-info.json");
+  const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest?: string };
+  for (const rel of rels) info.files[rel] = sha256Hex(fs.readFileSync(path.join(out, rel)));
+  if (withDigest) info.digest = buildInfoDigest(info.inputs, info.files);
+  else delete info.digest;
+  fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+}
+
+/** Writes a pending record (of an in-place update) into out/ that lists `rels` with their real hashes. */
+function forgePending(out: string, rels: readonly string[]): void {
+  const files = Object.fromEntries(rels.map((rel) => [rel, [sha256Hex(fs.readFileSync(path.join(out, rel)))]]));
+  fs.writeFileSync(path.join(out, ".kernelc-pending.json"), JSON.stringify({ generatedBy: "kernelc 0.1.0; do not edit", files }, null, 2));
 }
 
 /** Something a user does to out/, what kernelc must say about it, and how to undo it. */
@@ -112,6 +134,55 @@ const INTRUSIONS: Intrusion[] = [
     message: /out\/build-info\.json was edited after kernelc wrote it/,
   },
   {
+    name: "a user file listed with its real hash in a build-info.json whose digest was removed",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, "core/helpers.ts"), "export const mine = 1;\n");
+      forgeBuildInfo(out, ["core/helpers.ts"], false);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/core\/helpers\.ts \(a file\) was not written by kernelc: out\/build-info\.json lists it with its hash, but it lacks the mark/,
+  },
+  {
+    name: "a user file listed with its real hash in a build-info.json whose digest was recomputed",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "mine"));
+      fs.writeFileSync(path.join(out, "mine/notes.txt"), "my notes\n");
+      fs.writeFileSync(path.join(out, "data.json"), '{ "mine": true }\n');
+      forgeBuildInfo(out, ["mine/notes.txt", "data.json"], true);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/data\.json \(a file\) was not written by kernelc: out\/build-info\.json lists it[^]*out\/mine\/notes\.txt \(a file\) was not written by kernelc/,
+  },
+  {
+    name: "a generated file replaced by the user's own, its hash forged into build-info.json",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, "core/manifest.json"), '{ "mine": true }\n');
+      forgeBuildInfo(out, ["core/manifest.json"], true);
+    },
+    code: "out_unexpected",
+    message: /out\/core\/manifest\.json \(a file\) was not written by kernelc: out\/build-info\.json lists it/,
+  },
+  {
+    name: "the marker's text replaced by the user's, its hash forged into build-info.json",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, ".kernelc-out"), "my notes\n");
+      forgeBuildInfo(out, [".kernelc-out"], true);
+    },
+    code: "out_unexpected",
+    message: /out\/\.kernelc-out \(a file\) was not written by kernelc: out\/build-info\.json lists it/,
+  },
+  {
+    name: "a user file listed with its real hash in a forged pending record",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, "shaders/mine.wgsl"), "// my shader\n");
+      forgePending(out, ["shaders/mine.wgsl"]);
+    },
+    code: "out_unexpected",
+    message: /out\/shaders\/mine\.wgsl \(a file\) was not written by kernelc: out\/\.kernelc-pending\.json lists it with its hash/,
+  },
+  {
     name: "the marker without build-info.json",
     apply: (out) => fs.rmSync(path.join(out, "build-info.json")),
     code: "out_not_ours",
@@ -144,6 +215,20 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
       expect(snapshot(path.dirname(root))).toEqual(before);
     });
   }
+
+  it("--check does not take a user file listed in a forged build-info.json for an earlier build's, and writes nothing", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    fs.writeFileSync(path.join(out, "mine.ts"), "export const mine = 1;\n");
+    forgeBuildInfo(out, ["mine.ts"], true);
+    const before = snapshot(out);
+    const r = await kernelc(["build", "--check"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/mine\.ts is not part of the build \(kernelc did not write it\)/);
+    expect(r.stderr).toMatch(/hint: move it out of out\/ or delete it \(kernelc never removes what it did not write\)/);
+    expect(snapshot(out)).toEqual(before);
+  });
 
   it("once the user's file is moved out of out/, the build goes on and --check passes", async () => {
     const root = await built();
@@ -196,6 +281,48 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
     expect(r.stderr).toMatch(/error\[out_modified\]: out\/\.kernelc-out was changed after kernelc wrote it/);
     expect(fs.readFileSync(path.join(root, "out/.kernelc-out"), "utf8")).toBe("my notes\n");
   });
+});
+
+describe("the generated-file mark", () => {
+  it("every file a build writes carries it, in both emits (so the next build can tell each one from a user's)", async () => {
+    const root = makeProject({ profiles: ["core", "compat"] });
+    for (const emit of ["ts", "js"]) {
+      const r = await kernelc(["build", "--emit", emit], root);
+      expect(r.code, r.stderr).toBe(0);
+      const tree = readTreeStrict(path.join(root, "out"));
+      expect([...tree.files.keys()].some((rel) => rel.endsWith(emit === "ts" ? "/dispatcher.ts" : "/dispatcher.d.ts"))).toBe(true);
+      for (const [rel, bytes] of tree.files) expect(carriesGeneratedMark(rel, bytes), `${emit}: ${rel}`).toBe(true);
+    }
+  });
+
+  const header = "// Generated by kernelc 0.1.0 from specs/A.json for profile core. Do not edit.\n";
+  const rows: [string, string, boolean][] = [
+    ["core/dispatcher.ts", header + "export {};\n", true],
+    ["core/dispatcher.ts", "export {};\n", false],
+    ["core/dispatcher.ts", "// mine\n" + header, false],
+    ["core/dispatcher.ts", "// Generated by kernelc, I promise\n", false],
+    ["index.d.ts", header, true],
+    ["index.js", header, true],
+    ["shaders/0123456789abcdef.wgsl", header + "@compute fn main() {}\n", true],
+    ["shaders/0123456789abcdef.wgsl", "@compute fn main() {}\n", false],
+    ["core/manifest.json", '{\n  "generatedBy": "kernelc 0.1.0 from specs/A.json; do not edit",\n  "shaders": {}\n}\n', true],
+    ["core/manifest.json", '{ "generatedBy": "kernelc 0.1.0" }\n', false],
+    ["core/manifest.json", '{\n  "a": 1,\n  "generatedBy": "kernelc 0.1.0"\n}\n', false],
+    ["core/manifest.json", '{\n  "generatedBy": "me"\n}\n', false],
+    [".kernelc-out", MARKER_TEXT, true],
+    [".kernelc-out", "my notes\n", false],
+    ["build-info.json", '{"generatedBy":"kernelc x","inputs":"h","files":{}}', true],
+    ["build-info.json", '{"generatedBy":"me","inputs":"h","files":{}}', false],
+    [".kernelc-pending.json", '{"generatedBy":"kernelc x","files":{"a.ts":["h"]}}', true],
+    [".kernelc-pending.json", "[]", false],
+    ["notes.txt", header, false],
+    ["core/.kernelc-out", MARKER_TEXT, false],
+    ["core/build-info.json", '{"generatedBy":"kernelc x","inputs":"h","files":{}}', false],
+  ];
+  for (const [rel, text, want] of rows)
+    it(`${rel} ${JSON.stringify(text.slice(0, 40))} → ${want}`, () => {
+      expect(carriesGeneratedMark(rel, Buffer.from(text, "utf8"))).toBe(want);
+    });
 });
 
 describe("a huge file in out/", () => {
@@ -263,11 +390,52 @@ describe("leftovers of interrupted builds beside out/", () => {
     for (const name of copies) expect(fs.existsSync(path.join(root, name)), name).toBe(true);
   });
 
+  it("a leftover whose build-info.json or pending record was forged to list a user file is kept, with the file", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    fs.cpSync(out, path.join(root, ".out.old-7-77777777"), { recursive: true });
+    fs.writeFileSync(path.join(root, ".out.old-7-77777777/mine.txt"), "user data\n");
+    forgeBuildInfo(path.join(root, ".out.old-7-77777777"), ["mine.txt"], true);
+    fs.cpSync(out, path.join(root, ".out.tmp-8-88888888"), { recursive: true });
+    fs.writeFileSync(path.join(root, ".out.tmp-8-88888888/core/mine.ts"), "export const mine = 1;\n");
+    forgePending(path.join(root, ".out.tmp-8-88888888"), ["core/mine.ts"]);
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    for (const kept of [".out.old-7-77777777", ".out.tmp-8-88888888"])
+      expect(r.stderr).toMatch(new RegExp(`warning\\[out_leftover\\]: .*${kept.replaceAll(".", "\\.")} looks like a leftover`));
+    expect(leftovers(root).sort()).toEqual([".out.old-7-77777777", ".out.tmp-8-88888888"]);
+    expect(fs.readFileSync(path.join(root, ".out.old-7-77777777/mine.txt"), "utf8")).toBe("user data\n");
+    expect(fs.readFileSync(path.join(root, ".out.tmp-8-88888888/core/mine.ts"), "utf8")).toBe("export const mine = 1;\n");
+  });
+
+  it("with out/ gone, a leftover forged to list a user file is not restored as out/", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    const aside = path.join(root, ".out.old-9-99999999");
+    fs.renameSync(out, aside);
+    fs.writeFileSync(path.join(aside, "mine.txt"), "user data\n");
+    forgeBuildInfo(aside, ["mine.txt"], true);
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/restored/);
+    expect(r.stderr).toMatch(/warning\[out_leftover\]: .*\.out\.old-9-99999999 looks like a leftover/);
+    expect(fs.readFileSync(path.join(aside, "mine.txt"), "utf8")).toBe("user data\n");
+    expect(fs.existsSync(path.join(out, "mine.txt"))).toBe(false);
+  });
+
   it("the previous tree swapped out is removed only when it is provably kernelc's", async () => {
     const root = await built();
     const aside = path.join(root, "aside");
     fs.cpSync(path.join(root, "out"), aside, { recursive: true });
     fs.writeFileSync(path.join(aside, "core/mine.ts"), "export {};\n");
+    expect(removeProvenTree(aside)).toBe(false);
+    expect(fs.readFileSync(path.join(aside, "core/mine.ts"), "utf8")).toBe("export {};\n");
+    // Listed with its real hash in a forged build-info.json, or in a forged pending record: still the user's.
+    forgeBuildInfo(aside, ["core/mine.ts"], true);
+    expect(removeProvenTree(aside)).toBe(false);
+    forgeBuildInfo(aside, ["core/mine.ts"], false);
+    expect(removeProvenTree(aside)).toBe(false);
+    forgePending(aside, ["core/mine.ts"]);
     expect(removeProvenTree(aside)).toBe(false);
     expect(fs.readFileSync(path.join(aside, "core/mine.ts"), "utf8")).toBe("export {};\n");
     fs.rmSync(path.join(aside, "core/mine.ts"));
@@ -291,7 +459,7 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     const next = new Map<string, string>();
     for (const [rel, bytes] of current.files) if (rel !== "build-info.json") next.set(rel, bytes.toString("utf8"));
     for (const rel of [...next.keys()]) if (rel.startsWith("shaders/")) next.set(rel, `${next.get(rel)!}// new\n`);
-    next.set("core/dispatcher.ts/blocked", "x");
+    next.set("core/dispatcher.ts/blocked.ts", "// Generated by kernelc test. Do not edit.\n");
     expect(() => updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY)).toThrow();
     expect(fs.existsSync(path.join(out, ".kernelc-pending.json"))).toBe(true);
     const shader = fs.readdirSync(path.join(out, "shaders"))[0]!;
@@ -313,15 +481,15 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     expect(leftovers(root)).toEqual([]);
   });
 
-  it("a temporary file of an update holding the pending content is kernelc's; one with other content is not", async () => {
+  it("a temporary file of an update holding the pending content is kernelc's; one with other content, or without kernelc's mark, is not", async () => {
     const root = makeProject({ profiles: ["core"] });
     expect((await kernelc(["build"], root)).code).toBe(0);
     const out = path.join(root, "out");
-    const text = "// next build of index.ts\n";
-    const interrupted = (tmpText: string): void => {
+    const text = "// Generated by kernelc 0.1.0 from specs/Axpby.json: the next build of index.ts. Do not edit.\n";
+    const interrupted = (tmpText: string, pendingText = text): void => {
       fs.writeFileSync(
         path.join(out, ".kernelc-pending.json"),
-        JSON.stringify({ generatedBy: "kernelc test", files: { "index.ts": [sha256Hex(text)] } }),
+        JSON.stringify({ generatedBy: "kernelc test", files: { "index.ts": [sha256Hex(pendingText)] } }),
       );
       fs.writeFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), tmpText);
     };
@@ -334,6 +502,12 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     const r = await kernelc(["build"], root);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
+    expect(fs.readFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), "utf8")).toBe("someone's\n");
+    // A forged pending record that lists the user's temporary-named file's very hash.
+    interrupted("someone's\n", "someone's\n");
+    const forged = await kernelc(["build"], root);
+    expect(forged.code).toBe(1);
+    expect(forged.stderr).toMatch(/out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
     expect(fs.readFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), "utf8")).toBe("someone's\n");
   });
 });
@@ -403,7 +577,10 @@ describe("kernelc watch keeps the user's files", () => {
 });
 
 describe("the Vite plugin keeps the user's files", () => {
-  const files = (entries: Record<string, string>): Map<string, string> => new Map(Object.entries(entries));
+  /** A generated file's text: kernelc's header line, then `body`. */
+  const marked = (body: string): string => `// Generated by kernelc test. Do not edit.\n${body}`;
+  const files = (entries: Record<string, string>): Map<string, string> =>
+    new Map(Object.entries(entries).map(([rel, body]) => [rel, marked(body)]));
   const thrown = (f: () => unknown): UserError => {
     try {
       f();
@@ -432,6 +609,33 @@ describe("the Vite plugin keeps the user's files", () => {
       "out_modified",
       /\/s\/y\.wgsl was changed after kernelc wrote it/,
     ],
+    [
+      "a user file listed with its real hash in a build-info.json whose digest was removed",
+      (out) => {
+        fs.writeFileSync(path.join(out, "s/mine.ts"), "export const mine = 1;\n");
+        forgeBuildInfo(out, ["s/mine.ts"], false);
+      },
+      "out_unexpected",
+      /\/s\/mine\.ts \(a file\) was not written by kernelc: \S*\/build-info\.json lists it/,
+    ],
+    [
+      "a generated file replaced by the user's own, its hash forged into build-info.json with the digest",
+      (out) => {
+        fs.writeFileSync(path.join(out, "s/y.wgsl"), "my shader\n");
+        forgeBuildInfo(out, ["s/y.wgsl"], true);
+      },
+      "out_unexpected",
+      /\/s\/y\.wgsl \(a file\) was not written by kernelc: \S*\/build-info\.json lists it/,
+    ],
+    [
+      "a user file listed with its real hash in a forged pending record",
+      (out) => {
+        fs.writeFileSync(path.join(out, "mine.json"), '{ "mine": true }\n');
+        forgePending(out, ["mine.json"]);
+      },
+      "out_unexpected",
+      /\/mine\.json \(a file\) was not written by kernelc: \S*\/\.kernelc-pending\.json lists it/,
+    ],
   ];
   for (const [name, apply, code, message] of cases) {
     it(`${name}: writeOut throws ${code} naming it and writes nothing, even for files it would not change`, () => {
@@ -454,7 +658,32 @@ describe("the Vite plugin keeps the user's files", () => {
     writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" }));
     fs.rmSync(path.join(out, "s/x.wgsl"));
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" })).written).toEqual(["s/x.wgsl"]);
-    expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe("x");
+    expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe(marked("x"));
+  });
+
+  it("writeOut refuses, as a bug, to write a file without kernelc's mark (it could not tell it from a user's later)", () => {
+    const out = path.join(makeProject(), "vite-out");
+    expect(() => writeOut(out, new Map([["a.ts", "export {};\n"]]))).toThrow(/without its generated-file mark .*: a\.ts/);
+    expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it("the plugin reports a user file listed in a forged build-info.json (the overlay in dev, a failed vite build) and keeps it", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    fs.writeFileSync(path.join(root, "out/mine.ts"), "export const mine = 1;\n");
+    forgeBuildInfo(path.join(root, "out"), ["mine.ts"], false);
+    touchTemplate(root, "vite-forged");
+    const before = snapshot(path.join(root, "out"));
+    const plugin = kernelcVite();
+    const hook = (name: string) => (plugin as unknown as Record<string, (this: unknown, ...a: unknown[]) => unknown>)[name]!;
+    hook("configResolved").call(plugin, { root, command: "build" });
+    const errors: string[] = [];
+    await hook("buildStart").call({ error: (m: string) => errors.push(m), warn: () => {} });
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /error\[out_unexpected\]: out\/mine\.ts \(a file\) was not written by kernelc: out\/build-info\.json lists it/,
+    );
+    expect(snapshot(path.join(root, "out"))).toEqual(before);
   });
 
   it("the plugin reports a user file in out/ (the overlay in dev, a failed vite build) and keeps it", async () => {

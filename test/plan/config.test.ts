@@ -178,6 +178,60 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
     expect(parseConfig(JSON.stringify({ out: "gén ëré/out" }), FILE, ROOT).diagnostics).toEqual([]);
   });
 
+  it('an out folder Windows cannot create is refused (device names, <>:"|?*, a trailing dot or space), naming the key and a portable name', () => {
+    const cases: [string, RegExp, string][] = [
+      ["CON", /"CON" is a name Windows reserves for a device/, "CON-out"],
+      ["gen/nul", /"nul" is a name Windows reserves for a device/, "gen/nul-out"],
+      ["gen/Aux.js", /"Aux\.js" is \(by its base "Aux"\) a name Windows reserves/, "gen/Aux-out.js"],
+      ["build/com7/x", /"com7" is a name Windows reserves/, "build/com7-out/x"],
+      ["LPT1.tar.gz", /"LPT1\.tar\.gz" is \(by its base "LPT1"\) a name Windows reserves/, "LPT1-out.tar.gz"],
+      ["prn", /"prn" is a name Windows reserves/, "prn-out"],
+      ["out.", /"out\." ends with a dot, which Windows drops/, "out"],
+      ["gen/out /x", /"out " ends with a space/, "gen/out/x"],
+      ["a:b", /"a:b" holds :, which Windows does not allow/, "a-b"],
+      ["C:/out", /"C:" holds :/, "C-/out"],
+      ["a<b", /holds </, "a-b"],
+      ["a>b", /holds >/, "a-b"],
+      ['a"b', /holds "/, "a-b"],
+      ["a|b", /holds \|/, "a-b"],
+      ["what?", /holds \?/, "what-"],
+      ["gen/*", /holds \*/, "gen/-"],
+    ];
+    for (const [out, why, fix] of cases) {
+      const { d, row } = only({ out });
+      expect(row, out).toMatchObject({ code: "config_invalid", severity: "error", pointer: "/out" });
+      expect(d.message, out).toMatch(
+        new RegExp(`^out ${JSON.stringify(out).replace(/[.*+?^${}()|[\]\\]/g, "\\$&")} cannot be created on Windows: `),
+      );
+      expect(d.message, out).toMatch(why);
+      expect(d.hint, out).toContain(`set "out" to a portable path, such as "${fix}"`);
+    }
+    // Names that only look like one are fine: a device name inside a longer name, dots inside, "." and "..".
+    for (const out of ["console", "nullable/out", "com10", "lpt", "gen.out/x", "./out", "sub/../out", "con-out", "auxiliary.d"])
+      expect(parse({ out }).diagnostics, out).toEqual([]);
+  });
+
+  it("a specs or templates folder Windows cannot create is a warning (kernelc only reads it), naming the key", () => {
+    for (const field of ["specs", "templates"] as const) {
+      for (const [bad, why] of [
+        ["my specs.", /ends with a dot/],
+        ["src/aux", /"aux" is a name Windows reserves/],
+        ["k:v", /holds :/],
+      ] as const) {
+        const r = parse({ [field]: bad });
+        expect(
+          r.diagnostics.map((d) => [d.code, d.severity, d.location?.pointer]),
+          bad,
+        ).toEqual([["config_invalid", "warning", `/${field}`]]);
+        expect(r.diagnostics[0]!.message).toMatch(new RegExp(`^${field} "${bad.replace(".", "\\.")}" cannot be created on Windows: `));
+        expect(r.diagnostics[0]!.message).toMatch(why);
+        expect(r.diagnostics[0]!.message).toMatch(/kernelc reads it here, but the project could not be checked out and built there/);
+        expect(r.diagnostics[0]!.hint).toMatch(new RegExp(`set "${field}" to a portable path`));
+        expect(r.config[field]).toBe(bad);
+      }
+    }
+  });
+
   it("a profile named like a Windows device is refused: out/<profile>/ could not be created there", () => {
     for (const name of ["con", "nul", "aux", "prn", "com1", "lpt9"]) {
       const { d } = only({ profiles: [name], defineProfiles: [{ name, limits: {} }] });

@@ -46,7 +46,7 @@ import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from ".
 import { parseInstances } from "../plan/instances.js";
 import { buildTimeNonFinite } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
-import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "./lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig, tuneKeysOf, type SpecsOrigin } from "./lint.js";
 import { knownProfilesHint } from "./options.js";
 import { MAX_INPUT_BYTES, readInputFileOrUndefined } from "../core/read-file.js";
 
@@ -167,7 +167,7 @@ async function compileWith(
   progress("checking specs");
   const lint = lintPaths(
     options.specs ?? [path.resolve(loaded.root, loaded.config.specs)],
-    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore, options.keptChecks),
+    makeCheckContext(templatesDir, options.templateReads, options.templateReadsStore, options.keptChecks, tuneKeysOf(loaded)),
     options.specsOrigin ?? (options.specs ? { paths: options.specs } : specsFromConfig(loaded)),
   );
   const sources = lint.sources;

@@ -15,7 +15,7 @@ import type { LoadedConfig } from "../plan/config.js";
 import { explainCandidates, type ExplainedCandidate } from "../emit/explain-values.js";
 import { compile, type ProfileResult } from "./compile.js";
 import { loadProjectConfig } from "./config.js";
-import { lintPaths, makeCheckContext, specsFromConfig } from "./lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig, tuneKeysOf } from "./lint.js";
 import { checkKernelArg, checkOptions, knownProfilesHint, noKernelDiagnostic } from "./options.js";
 
 export type { Diagnostic, DiagnosticNote, Location, Severity, Span } from "../core/diagnostic.js";
@@ -92,7 +92,11 @@ export function lint(options: LintOptions = {}): LintResult {
   const templates = options.templates !== undefined ? path.resolve(cwd, options.templates) : path.resolve(root, config.templates);
   const given = options.paths && options.paths.length > 0;
   const paths = given ? options.paths!.map((p) => path.resolve(cwd, p)) : [path.resolve(root, config.specs)];
-  const result = lintPaths(paths, makeCheckContext(templates), given ? { paths: options.paths! } : specsFromConfig(loaded.config));
+  const result = lintPaths(
+    paths,
+    makeCheckContext(templates, undefined, undefined, undefined, tuneKeysOf(loaded.config)),
+    given ? { paths: options.paths! } : specsFromConfig(loaded.config),
+  );
   // The config's warnings first, as `kernelc lint` prints them.
   const diagnostics = [...loaded.diagnostics, ...result.diagnostics];
   return {

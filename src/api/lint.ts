@@ -24,6 +24,7 @@ export function makeCheckContext(
   templateReadsCache: CheckContext["templateReadsCache"] = new Map(),
   templateReadsStore?: TemplateReadsStore,
   keptChecks?: Map<string, KeptCheck>,
+  tuneKeys?: CheckContext["tuneKeys"],
 ): CheckContext {
   return {
     templatesDir: path.resolve(templatesDir),
@@ -32,7 +33,26 @@ export function makeCheckContext(
     templateReadsCache,
     ...(templateReadsStore ? { templateReadsStore } : {}),
     ...(keptChecks ? { keptChecks } : {}),
+    ...(tuneKeys ? { tuneKeys } : {}),
   };
+}
+
+/**
+ * Per kernel, the derive entries per-call tune rules key on: the config's `tune.<kernel>.by` and
+ * the `perCall.by` of kernelc.tune.json's records. The check counts them as used.
+ */
+export function tuneKeysOf(loaded: LoadedConfig): Map<string, Set<string>> {
+  const keys = new Map<string, Set<string>>();
+  const add = (kernel: string, by: string | undefined): void => {
+    if (by === undefined) return;
+    let set = keys.get(kernel);
+    if (!set) keys.set(kernel, (set = new Set()));
+    set.add(by);
+  };
+  for (const [kernel, section] of Object.entries(loaded.config.tune)) add(kernel, section.by);
+  for (const byKernel of Object.values(loaded.tuneFile?.tune.profiles ?? {}))
+    for (const [kernel, rec] of Object.entries(byKernel)) add(kernel, rec.perCall?.by);
+  return keys;
 }
 
 export interface LintResult {

@@ -25,6 +25,7 @@ import { EvalError } from "../lang/ops.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
 import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
@@ -56,6 +57,11 @@ export interface CheckContext {
   readonly templateReadsStore?: TemplateReadsStore;
   /** Checks kept across compilations (kernelc watch), by spec file: see KeptCheck. */
   readonly keptChecks?: Map<string, KeptCheck>;
+  /**
+   * Per kernel name, the top-level derive entries that per-call tune rules key on (the config's
+   * `tune.<kernel>.by`, kernelc.tune.json's rules): `kernelc tune` and the dispatcher read them.
+   */
+  readonly tuneKeys?: ReadonlyMap<string, ReadonlySet<string>>;
 }
 
 /**
@@ -67,6 +73,8 @@ export interface CheckContext {
 export interface KeptCheck {
   readonly source: string;
   readonly templatesDir: string;
+  /** The kernel's tune keys the check was made with (sorted, joined by commas). */
+  readonly tuneKeys: string;
   readonly result: CheckResult;
   /** Each shader path the check resolved (relative to the templates folder), with its file and reads. */
   readonly shaders: ReadonlyMap<string, { readonly path: string; readonly reads: TemplateReads }>;
@@ -144,12 +152,14 @@ class SpecChecker {
   readonly diags: Diagnostic[] = [];
   private readonly file: string;
   private readonly parsed = new Map<ExprSource, Expr | null>();
-  /** Every derive name read anywhere (expressions, `$` references, templates). */
-  private readonly usedDerives = new Set<string>();
-  private readonly usedTunables = new Set<string>();
   private templatesKnown = true;
   private readonly templateCache = new Map<string, { path?: string; reads?: TemplateReads }>();
   private readonly baseScope: Omit<Scope, "deriveType" | "deriveNames">;
+
+  /** Whether every pass's template was found and read (what an unread one reads is unknown). */
+  get templatesRead(): boolean {
+    return this.templatesKnown;
+  }
 
   constructor(
     private readonly spec: KernelSpec,
@@ -254,7 +264,6 @@ class SpecChecker {
       } else {
         const r = checkExpr(ast, scope());
         for (const p of r.problems) this.problemToDiag(d.expr, p);
-        this.noteUses(r.texpr);
         checked = { name, expr: { source: d.expr, texpr: r.texpr }, type: r.texpr.type, reads: r.derives, keyWhere: d.keyWhere };
         this.checkFinite(d.expr, r.texpr, (n) => (defs.has(n) ? out.get(n) : parent?.get(n)), out);
       }
@@ -305,7 +314,6 @@ class SpecChecker {
     const scope: Scope = { ...this.baseScope, deriveType: (n) => env.get(n)?.type, deriveNames: () => env.keys() };
     const r = checkExpr(ast, scope);
     for (const p of r.problems) this.problemToDiag(src, p);
-    this.noteUses(r.texpr);
     this.checkFinite(src, r.texpr, (n) => env.get(n), env);
     return { source: src, texpr: r.texpr };
   }
@@ -367,20 +375,6 @@ class SpecChecker {
     // Unknown until a call, or not finite (reported as non_finite_value).
     if (typeof v === "number" && Number.isFinite(v) && !uniformFits(f.type, v))
       this.diags.push(uniformRangeDiagnostic(this.file, value.source, struct, f, v));
-  }
-
-  private noteUses(e: TExpr): void {
-    const stack: TExpr[] = [e];
-    while (stack.length) {
-      const x = stack.pop()!;
-      if (x.k === "derive") this.usedDerives.add(x.name);
-      if (x.k === "leaf" && x.leaf.ns === "tunables") this.usedTunables.add(x.leaf.name);
-      if (x.k === "call") stack.push(...x.args);
-      if (x.k === "list") stack.push(...x.items);
-      if (x.k === "neg" || x.k === "not") stack.push(x.operand);
-      if (x.k === "binary") stack.push(x.left, x.right);
-      if (x.k === "cond") stack.push(x.cond, x.then, x.otherwise);
-    }
   }
 
   /**
@@ -657,6 +651,8 @@ class SpecChecker {
     const tunables = new Set<string>();
     const dtypes = new Set<string>();
     const includes: string[] = [];
+    let anyTunable = false;
+    let unknownIncludes = false;
     const seen = new Set<string>();
     const visit = (file: string, body?: string): void => {
       if (seen.has(file)) return;
@@ -672,22 +668,30 @@ class SpecChecker {
       r.names.forEach((n) => names.add(n));
       r.tunables.forEach((n) => tunables.add(n));
       r.dtypes.forEach((n) => dtypes.add(n));
+      anyTunable ||= r.anyTunable;
+      unknownIncludes ||= r.unknownIncludes;
       for (const inc of r.includes) {
         includes.push(inc);
-        if (path.isAbsolute(inc) || inc.includes("\\") || inc.split("/").includes("..")) continue;
+        // What a template the renderer refuses or cannot read would read is unknown (the render reports it).
+        if (path.isAbsolute(inc) || inc.includes("\\") || inc.split("/").includes("..")) {
+          unknownIncludes = true;
+          continue;
+        }
         let incReal: string;
         try {
           incReal = fs.realpathSync(path.resolve(root, inc));
         } catch {
+          unknownIncludes = true;
           continue;
         }
         // A file the renderer would not load (not a regular file, too large) is reported by the renderer.
         const st = incReal.startsWith(root + path.sep) ? fs.statSync(incReal) : undefined;
         if (st?.isFile() && st.size <= MAX_INPUT_BYTES) visit(incReal);
+        else unknownIncludes = true;
       }
     };
     visit(real, text);
-    return { names, tunables, dtypes, includes };
+    return { names, tunables, dtypes, includes, anyTunable, unknownIncludes };
   }
 
   /** String literals that can become a value the template reads must be WGSL identifiers or type names: the template may print them. */
@@ -758,7 +762,6 @@ class SpecChecker {
     if (b.elementType !== undefined) {
       if (b.elementType.startsWith("$")) {
         const name = b.elementType.slice(1);
-        this.usedDerives.add(name);
         const d = env.get(name);
         if (!d)
           this.report(
@@ -848,7 +851,6 @@ class SpecChecker {
       for (const p of v.passes) for (const name of p.derive.keys()) known.add(name);
     }
     for (const e of this.spec.explain) {
-      this.usedDerives.add(e.name);
       if (!known.has(e.name))
         this.report(
           "unknown_derive",
@@ -958,32 +960,6 @@ class SpecChecker {
       variants.push(this.checkVariant(v, order, top, topBindings));
     });
     this.checkExplainList(variants);
-    // Unused derive entries and tunables: only meaningful when every template could be read and
-    // every expression checked (a broken expression's reads are unknown, so its names would be
-    // reported as unused).
-    const reportUnused = this.templatesKnown && !this.diags.some((d) => d.severity === "error");
-    if (reportUnused) {
-      for (const d of spec.derive) {
-        if (!this.usedDerives.has(d.name))
-          this.diags.push(
-            makeDiagnostic(
-              "unused_derive",
-              `derive entry \`${d.name}\` is never read by an expression, a binding or a template`,
-              whereLocation(this.file, d.keyWhere),
-              { hint: "remove it, or use it" },
-            ),
-          );
-      }
-    }
-    for (const t of spec.tunables) {
-      if (reportUnused && !this.usedTunables.has(t.name)) {
-        this.diags.push(
-          makeDiagnostic("unused_tunable", `tunable \`${t.name}\` is never read`, whereLocation(this.file, t.keyWhere), {
-            hint: `remove it, or read it as \`tunables.${t.name}\``,
-          }),
-        );
-      }
-    }
     const kernel: CheckedKernel = {
       spec,
       attrTypes: new Map([...this.baseScope.attrs].map(([k, v]) => [k, v.type])),
@@ -1114,11 +1090,7 @@ class SpecChecker {
       return c;
     }) as unknown as [CExpr, CExpr, CExpr];
     const shader = this.resolveShader(p);
-    if (shader.reads) {
-      for (const n of shader.reads.names) if (env.has(n)) this.usedDerives.add(n);
-      for (const t of shader.reads.tunables) this.usedTunables.add(t);
-      this.checkPrintedStrings(shader.reads.names, env, p);
-    }
+    if (shader.reads) this.checkPrintedStrings(shader.reads.names, env, p);
     return {
       id: p.id,
       name: p.name,
@@ -1243,21 +1215,34 @@ export function nonFiniteDiagnostic(file: string, src: ExprSource, node: TExpr, 
 
 /** Runs the check phase on one loaded spec (or takes the kept check of the same spec, see KeptCheck). */
 export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
+  const keys = ctx.tuneKeys?.get(spec.name) ?? new Set<string>();
+  const tuneKeys = [...keys].sort().join(",");
   const kept = ctx.keptChecks?.get(spec.file);
-  if (kept && kept.source === spec.source && kept.templatesDir === ctx.templatesDir && sameShaders(spec, ctx, kept.shaders))
+  if (
+    kept &&
+    kept.source === spec.source &&
+    kept.templatesDir === ctx.templatesDir &&
+    kept.tuneKeys === tuneKeys &&
+    sameShaders(spec, ctx, kept.shaders)
+  )
     return kept.result;
   const c = new SpecChecker(spec, ctx);
   const kernel = c.run();
-  const envOf = (v: CheckedVariant): ReadonlyMap<string, CheckedDerive> => deriveEnv(kernel!, v);
+  const envOf = (v: CheckedVariant, p?: CheckedPass): ReadonlyMap<string, CheckedDerive> => deriveEnv(kernel, v, p);
+  // What is unused is known only when every template was read and every expression checked (a
+  // broken expression's reads are unknown, so what it reads would be reported as unused).
+  const unused = c.templatesRead && !c.diags.some((d) => d.severity === "error") ? unusedWarnings(kernel, spec.file, envOf, keys) : [];
   // An output left unbound is often the echo of an error (a binding naming a misspelt tensor, a
   // pass naming a misspelt binding): it is not reported beside such an error.
   const clean = !c.diags.some((d) => d.code === "unknown_tensor" || d.code === "unknown_binding");
-  const warnings = kernel
-    ? [...optionalBindingWarnings(kernel, spec.file, envOf), ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : [])]
-    : [];
+  const warnings = [
+    ...unused,
+    ...optionalBindingWarnings(kernel, spec.file, envOf),
+    ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : []),
+  ];
   const result = { kernel, diagnostics: [...c.diags, ...warnings] };
   const shaders = c.resolvedShaders();
-  if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, result, shaders });
+  if (shaders) ctx.keptChecks?.set(spec.file, { source: spec.source, templatesDir: ctx.templatesDir, tuneKeys, result, shaders });
   else ctx.keptChecks?.delete(spec.file);
   return result;
 }
@@ -1269,7 +1254,9 @@ function sameShaders(spec: KernelSpec, ctx: CheckContext, shaders: KeptCheck["sh
     list(a.names) === list(b.names) &&
     list(a.tunables) === list(b.tunables) &&
     list(a.dtypes) === list(b.dtypes) &&
-    list(a.includes) === list(b.includes);
+    list(a.includes) === list(b.includes) &&
+    a.anyTunable === b.anyTunable &&
+    a.unknownIncludes === b.unknownIncludes;
   for (const [rel, was] of shaders) {
     const now = new SpecChecker(spec, ctx).resolveAgain(rel);
     if (!now || now.path !== was.path || !sameReads(now.reads, was.reads)) return false;

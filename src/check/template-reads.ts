@@ -1,6 +1,7 @@
 /**
  * Which names a Nunjucks template reads, found statically from its parse tree: bare names
- * (derive entries, DISPATCH_FOLD_WIDTH, env) and members of `tunables` and `dtypes`.
+ * (derive entries, DISPATCH_FOLD_WIDTH, env) and members of `tunables` and `dtypes`, and whether
+ * it reads what cannot be named so (`tunables[k]`, a template included by an expression).
  * The build uses this to know which run-time values a shader depends on (its specialization
  * key); lint uses it to tell derive entries nothing reads.
  */
@@ -59,6 +60,11 @@ export function templateReads(src: string): TemplateReads {
   const tunables = new Set<string>();
   const dtypes = new Set<string>();
   const includes: string[] = [];
+  let unknownIncludes = false;
+  // Every mention of `tunables` is a Symbol node; those that are the target of a literal member
+  // (`tunables.X`, `tunables["X"]`) name what they read, any other may read every tunable.
+  let tunablesMentions = 0;
+  let tunablesMembers = 0;
   const stack: unknown[] = [ast];
   while (stack.length > 0) {
     const x = stack.pop();
@@ -68,18 +74,25 @@ export function templateReads(src: string): TemplateReads {
       continue;
     }
     const node = x as NjNode;
-    if (x instanceof njNodes.Symbol) names.add(String(node.value));
+    if (x instanceof njNodes.Symbol) {
+      names.add(String(node.value));
+      if (node.value === "tunables") tunablesMentions++;
+    }
     if (x instanceof njNodes.LookupVal) {
       const target = node.target as NjNode | undefined;
       const val = node.val as NjNode | undefined;
       if (target instanceof njNodes.Symbol && val instanceof njNodes.Literal) {
-        if (target.value === "tunables") tunables.add(String(val.value));
+        if (target.value === "tunables") {
+          tunables.add(String(val.value));
+          tunablesMembers++;
+        }
         if (target.value === "dtypes") dtypes.add(String(val.value));
       }
     }
     if (x instanceof njNodes.Include || x instanceof njNodes.Import || x instanceof njNodes.FromImport || x instanceof njNodes.Extends) {
       const t = node.template as NjNode | undefined;
       if (t instanceof njNodes.Literal) includes.push(String(t.value));
+      else unknownIncludes = true;
     }
     // A node list holds its nodes in `children`, which is also one of its fields: pushed once, last
     // (so that it is read first, as before).
@@ -88,7 +101,7 @@ export function templateReads(src: string): TemplateReads {
     // The parser keeps the content of a `{% set x %}…{% endset %}` block in `body`, outside the fields.
     if (x instanceof njNodes.Set && node.body !== undefined) stack.push(node.body);
   }
-  return { names, tunables, dtypes, includes };
+  return { names, tunables, dtypes, includes, anyTunable: tunablesMentions > tunablesMembers, unknownIncludes };
 }
 
 /** Block tags that need an end tag (`{% set x %}` only without `=`). */

@@ -10,7 +10,7 @@ import { stableJson } from "../core/stable-json.js";
 import { configPins, pinnedTunables } from "../plan/config.js";
 import { ruleTunables, ruleText } from "../plan/tuned-rule.js";
 import type { TuneRecord } from "../plan/tune-file.js";
-import { callDiagnostics, callOutcomeJson, callOutcomeText, explainCall, explainReport } from "../emit/explain.js";
+import { callDiagnostics, callOutcomeJson, callOutcomeText, explainCall, explainReport, kernelWarnings } from "../emit/explain.js";
 import { explainCandidates } from "../emit/explain-values.js";
 import { knownProfilesHint, noKernelDiagnostic } from "../api/options.js";
 import { diagnosticRows, fileSources, printDiagnostics, type Format, type Io } from "./io.js";
@@ -123,14 +123,16 @@ async function explainOnce(
   // A call that is invalid or that no variant accepts is still explained (each variant's reason),
   // and then reported as an error at its place in the call file: exit 1.
   const callErrors = call && outcome ? callDiagnostics(entry.model, outcome, { file: call.file, root: call.root }) : [];
-  const sources = fileSources(io.cwd, call ? new Map([[call.file, call.text]]) : new Map());
+  // The compilation's warnings about this kernel are shown as build and lint show them, then the call's errors.
+  const shown = [...kernelWarnings(result.diagnostics, entry.model), ...callErrors];
+  const sources = fileSources(io.cwd, new Map([...result.sources, ...(call ? [[call.file, call.text] as const] : [])]));
   if (opts.format === "json") {
     io.stdout(
       stableJson({
         candidates,
         tuned,
         call: outcome ? callOutcomeJson(outcome) : undefined,
-        diagnostics: diagnosticRows(io, callErrors, sources),
+        diagnostics: diagnosticRows(io, shown, sources),
       }),
     );
     return callErrors.length ? 1 : 0;
@@ -141,7 +143,7 @@ async function explainOnce(
       tunedReport(tuned, pinnedTunables(loaded.config, opts.profile, kernelName), configPins(loaded.config, opts.profile, kernelName)),
     );
   if (outcome) io.stdout("\n" + callOutcomeText(entry.model, outcome));
-  printDiagnostics(io, callErrors, opts.format, sources);
+  printDiagnostics(io, shown, opts.format, sources);
   return callErrors.length ? 1 : 0;
 }
 

@@ -6,7 +6,7 @@
 import * as path from "node:path";
 import { compile } from "../api/compile.js";
 import { loadProjectConfig } from "../api/config.js";
-import { lintPaths, makeCheckContext, specsFromConfig, type SpecsOrigin } from "../api/lint.js";
+import { lintPaths, makeCheckContext, specsFromConfig, tuneKeysOf, type SpecsOrigin } from "../api/lint.js";
 import { hasErrors } from "../core/diagnostic.js";
 import { fileSources, printDiagnostics, type Format, type Io } from "./io.js";
 import { RenderCache } from "./render-cache.js";
@@ -35,7 +35,7 @@ export async function runLint(io: Io, paths: readonly string[] | undefined, opts
   const specs = given ? paths.map((p) => path.resolve(io.cwd, p)) : [path.resolve(loaded.root, loaded.config.specs)];
   const specsOrigin: SpecsOrigin = given ? { paths } : specsFromConfig(loaded);
   if (!opts.render) {
-    const result = lintPaths(specs, makeCheckContext(templatesDir), specsOrigin);
+    const result = lintPaths(specs, makeCheckContext(templatesDir, undefined, undefined, undefined, tuneKeysOf(loaded)), specsOrigin);
     // The config's warnings first, as compile() reports them.
     const diagnostics = [...loaded.diagnostics, ...result.diagnostics];
     printDiagnostics(io, diagnostics, opts.format, fileSources(io.cwd, result.sources));

@@ -49,6 +49,8 @@ interface StoredReads {
   readonly tunables: readonly string[];
   readonly dtypes: readonly string[];
   readonly includes: readonly string[];
+  readonly anyTunable: boolean;
+  readonly unknownIncludes: boolean;
 }
 
 /** One render: its shader and declarations texts. */
@@ -124,9 +126,17 @@ export class RenderCache implements RenderStore {
       texts: Object.fromEntries(texts),
       renders,
       reads: Object.fromEntries(
-        this.reads
-          .kept(MAX_RENDERS)
-          .map(([h, r]) => [h, { names: [...r.names], tunables: [...r.tunables], dtypes: [...r.dtypes], includes: [...r.includes] }]),
+        this.reads.kept(MAX_RENDERS).map(([h, r]): [string, StoredReads] => [
+          h,
+          {
+            names: [...r.names],
+            tunables: [...r.tunables],
+            dtypes: [...r.dtypes],
+            includes: [...r.includes],
+            anyTunable: r.anyTunable,
+            unknownIncludes: r.unknownIncludes,
+          },
+        ]),
       ),
       facts: Object.fromEntries(this.facts.kept(MAX_RENDERS)),
     };
@@ -148,9 +158,25 @@ function readFile(file: string): { renders: Map<string, Kept>; reads: Map<string
   if (renderer !== rendererIdentity() || !isRecord(texts) || !isRecord(renders)) return result;
   const strings = (x: unknown): x is string[] => Array.isArray(x) && x.every((s) => typeof s === "string");
   for (const [h, r] of Object.entries(isRecord(storedReads) ? storedReads : {})) {
-    if (!SHA256.test(h) || !isRecord(r) || !strings(r.names) || !strings(r.tunables) || !strings(r.dtypes) || !strings(r.includes))
+    if (
+      !SHA256.test(h) ||
+      !isRecord(r) ||
+      !strings(r.names) ||
+      !strings(r.tunables) ||
+      !strings(r.dtypes) ||
+      !strings(r.includes) ||
+      typeof r.anyTunable !== "boolean" ||
+      typeof r.unknownIncludes !== "boolean"
+    )
       continue;
-    reads.set(h, { names: new Set(r.names), tunables: new Set(r.tunables), dtypes: new Set(r.dtypes), includes: [...r.includes] });
+    reads.set(h, {
+      names: new Set(r.names),
+      tunables: new Set(r.tunables),
+      dtypes: new Set(r.dtypes),
+      includes: [...r.includes],
+      anyTunable: r.anyTunable,
+      unknownIncludes: r.unknownIncludes,
+    });
   }
   for (const [h, f] of Object.entries(isRecord(storedFacts) ? storedFacts : {})) {
     const copy = SHA256.test(h) ? workgroupFactsOf(f) : undefined;

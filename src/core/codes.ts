@@ -85,8 +85,20 @@ export const CODES = {
     severity: "error",
     summary: "A type constraint, an intermediate or an input's `storage` names an ONNX type kernelc does not support.",
   },
-  unused_derive: { severity: "warning", summary: "A derive entry nothing reads." },
-  unused_tunable: { severity: "warning", summary: "A tunable nothing reads." },
+  unused_derive: {
+    severity: "warning",
+    summary: "A derive entry (of the kernel, a variant or a pass) that nothing the kernel uses reads, or that every reader overrides.",
+  },
+  unused_tunable: { severity: "warning", summary: "A tunable that nothing the kernel uses reads." },
+  unused_attribute: {
+    severity: "warning",
+    summary:
+      "An attribute that nothing the kernel uses reads, so a call's value of it changes nothing (unless its constraint allows one value only).",
+  },
+  unused_intermediate: {
+    severity: "warning",
+    summary: "A variant's intermediate that no pass of the variant binds, allocated for nothing.",
+  },
   // plan / emit
   config_invalid: {
     severity: "error",

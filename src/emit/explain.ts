@@ -95,6 +95,15 @@ const CALL_KEY_ALIASES: Readonly<Record<string, string>> = {
   output: "outputs",
 };
 
+/**
+ * The warnings of a compilation that concern the kernel being explained: those located in its spec
+ * file (the check's unused and binding warnings, the build's `binding_unused`, `no_instances`,
+ * `no_variant_for_profile` of the profile explained), in the order the compilation gives them.
+ */
+export function kernelWarnings(diagnostics: readonly Diagnostic[], model: KernelModel): Diagnostic[] {
+  return diagnostics.filter((d) => d.severity === "warning" && d.location?.file === model.kernel.spec.file);
+}
+
 /** Plans `call` with the interpreter (the generated dispatcher's semantics), keeping what explain shows. */
 export function explainCall(model: KernelModel, call: unknown): CallOutcome {
   let picked: string | undefined;

@@ -17,6 +17,16 @@ export interface TemplateReads {
   readonly dtypes: ReadonlySet<string>;
   /** Templates named by include/import/extends (literal names only). */
   readonly includes: readonly string[];
+  /**
+   * Whether the template uses `tunables` other than as `tunables.X` or `tunables["X"]` (a
+   * subscript by a variable, a loop over it, an argument, a `set`): it may read any tunable.
+   */
+  readonly anyTunable: boolean;
+  /**
+   * Whether an include or import names its template by an expression (or, in the reads of a
+   * template with its includes, names one that cannot be read): what that template reads is unknown.
+   */
+  readonly unknownIncludes: boolean;
 }
 
 /** An expression after checking: its source (for locations) and typed IR. */

@@ -432,6 +432,18 @@ describe("config, command-line and lint diagnostics, rendered as text", () => {
     expectGolden("not_callable", r);
   });
 
+  it("unused_attribute, unused_intermediate: lint with a frame at each", async () => {
+    const spec = baseSpec();
+    spec.attributes = { alpha: { default: 1 }, beta: {} };
+    const variants = spec.variants as { [key: string]: Json }[];
+    variants[0]!.intermediates = [{ id: "acc", dtype: "float32", shape: "[n]" }];
+    const warned = await cli(["lint"], writeProject({ spec }));
+    expect(warned.code).toBe(0);
+    expect(codesIn(warned.stderr)).toEqual(["unused_attribute", "unused_intermediate"]);
+    expect(warned.stderr.match(new RegExp(FRAME.source, "gm"))).toHaveLength(2);
+    expectGolden("unused_attribute+unused_intermediate", warned);
+  });
+
   it("unknown_derive: the spec's `explain` list names no derive entry (with a did-you-mean)", async () => {
     const spec = baseSpec();
     spec.explain = ["wg", "grups"];

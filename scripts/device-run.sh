@@ -38,6 +38,9 @@
 #            earlier commit's); $OUT/bench-vsched.json
 #   sweep  - the shipped row design at 128 splits (1024 workgroups) for 1 x 4096 ... 1 x 65536 keys
 #            (1 to 16 tiles a workgroup): the fixed and the per-tile cost; $OUT/bench-sweep.json
+#   small  - the two small decode shapes with more resident workgroups (up to 192 and 256 splits), one chunk
+#            ahead (fewer registers), and 64 splits, against the configured tunables: whether they are
+#            latency-bound on this GPU; $OUT/bench-small.json (rows on stdout only)
 #   fewsplits - the large decode shapes with at most 1, 2 or 3 splits against the configured
 #            tunables; $OUT/bench-fewsplits.json
 #   regs   - register counts from the NVIDIA driver's shader disk cache (bench/experiments/
@@ -104,6 +107,8 @@ for what in "${steps[@]}"; do
     vsched) dirs=$(node bench/experiments/template-variants.mjs vsplit vat1) || exit 1
            BENCH_TEMPLATES=${VSCHED_BASE:+$VSCHED_BASE,}templates,$dirs BENCH_PINS=${VSCHED_PINS:-'[{}]'} \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-vsched.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vsched.log" ;;
+    small) BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":512,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-small.json" 2>&1 | grep -v Warning | grep "^paged" ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
     fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \

@@ -32,7 +32,7 @@ const SPARSE = "test/gpu/sparse-attention.test.ts";
 const PAGED_SINGLE = "separate_derived: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 const PAGED_SPLIT = "separate_derived_splitk: (G1 H64 bs16|G4 H64 bs16 hostile tables)$";
 // Blocks of 32 tokens: the key-per-lane design (mobile-1024-f16).
-const PAGED_KPL = "mobile-1024-f16: separate_derived(_splitk)?: G8 H64 bs32 long$";
+const PAGED_KPL = "mobile-1024-f16: separate_derived(_splitk)?: G8 H64 bs32 long scale 0.09$";
 // The row design built for the adapter's subgroup width (8 on lavapipe) without its fallback: a
 // split-K decode case (f16 native) and a single-pass case (f16 packed).
 const ROW = "test/gpu/paged-attention-row.test.ts";

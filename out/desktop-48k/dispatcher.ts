@@ -101,178 +101,179 @@ const $q94 = "batchSize";
 const $q95 = "qHidden";
 const $q96 = "ranks.slotMappingT";
 const $q97 = "slotShapeOk";
-const $q98 = "shapes.valueCacheT";
-const $q99 = "shapes.keyCacheT";
-const $q100 = "headSize";
-const $q101 = "\"float16\"";
-const $q102 = "tensorDtypes.queryT";
-const $q103 = "attrs.num_heads % attrs.kv_num_heads";
-const $q104 = "maxBlocks";
-const $q105 = "dim(shapes.outputT, 0)";
-const $q106 = "tokenCount";
-const $q107 = "dim(shapes.outputT, 1)";
-const $q108 = "`true` is false";
-const $q109 = "`present.slotMappingT` is false";
-const $q110 = "cacheShapeOk";
-const $q111 = "ioShapeOk";
-const $q112 = "pagedContractOk";
-const $q113 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q114 = "65535";
-const $q115 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q116 = "1024";
-const $q117 = "dispatchFits";
-const $q118 = "numSplits";
-const $q119 = "headVec";
-const $q120 = "pagedSplitScratchBytes";
-const $q121 = "pagedSplitStatsBytes";
-const $q122 = "pagedSplitWg";
-const $q123 = "pagedSplitFits";
-const $q124 = "cacheVec4Ok";
-const $q125 = "device.limits.maxStorageBufferBindingSize";
-const $q126 = "1073741824";
-const $q127 = "device.limits.maxBufferSize";
-const $q128 = "device.limits.maxComputeWorkgroupSizeX";
-const $q129 = "pagedMergeWg";
-const $q130 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q131 = "49152";
-const $q132 = "qPerKv";
-const $q133 = "pagedSplitStorageBytes";
-const $q134 = "pagedSplitStorageFits";
-const $q135 = "kvHidden";
-const $q136 = "ranks.keyT";
-const $q137 = "ranks.valueT";
-const $q138 = "tensorDtypes.keyT";
-const $q139 = "float16";
-const $q140 = "tensorDtypes.valueT";
-const $q141 = "separateKv";
-const $q142 = "`present.keyT` is false";
-const $q143 = "`present.valueT` is false";
-const $q144 = "dim(shapes.keyT, 0)";
-const $q145 = "dim(shapes.keyT, 1)";
-const $q146 = "dim(shapes.queryT, 1)";
-const $q147 = "params.batchSize";
-const $q148 = "params.scatterCount";
-const $q149 = "scatter";
-const $q150 = "PagedAttention.ScatterKV";
-const $q151 = "scale";
-const $q152 = "params.scale";
-const $q153 = "merge";
-const $q154 = "intermediate `partialOut`";
-const $q155 = "intermediate `partialStats`";
-const $q156 = "packedStride";
-const $q157 = "present.valueT";
-const $q158 = "packedKv";
-const $q159 = "pagedAttnWg";
-const $q160 = "pagedAttnStorageBytes";
-const $q161 = "pagedAttnStorageFits";
-const $q162 = "outputStoreOk";
-const $q163 = "the shape of output `outputT`";
-const $q164 = "contract";
-const $q165 = "no_variant";
-const $q166 = ": unknown input `";
-const $q167 = ": unknown output `";
-const $q168 = "is_causal";
-const $q169 = "kv_num_heads";
-const $q170 = "num_heads";
-const $q171 = ": unknown attribute `";
-const $q172 = ": T = ";
-const $q173 = " is not allowed; allowed: float16";
-const $q174 = "int32";
-const $q175 = " is not allowed; allowed: int32";
-const $q176 = ": attribute `kv_num_heads` is required";
-const $q177 = ": attribute `num_heads` is required";
-const $q178 = ": nothing was built for ";
-const $q179 = " on profile desktop-48k";
-const $q180 = "SparseAttention";
-const $q181 = ": pass `append`";
-const $q182 = "attrs.do_rotary";
-const $q183 = "attrs.rotary_interleaved";
-const $q184 = "dim(shapes.cosCacheT, 1)";
-const $q185 = "dim(shapes.pastKeyT, 3)";
-const $q186 = "present.cosCacheT";
-const $q187 = ": pass `rotate_q`";
-const $q188 = "attrs.sparse_block_size";
-const $q189 = "54b7fbe4d38063ef";
-const $q190 = ": no shader was built for pass `split_attend` with ";
-const $q191 = "present_key";
-const $q192 = "pastKeyT";
-const $q193 = "present_value";
-const $q194 = "pastValueT";
-const $q195 = "total_sequence_length";
-const $q196 = "totalSequenceLengthT";
-const $q197 = "key_total_sequence_lengths";
-const $q198 = "keyTotalSequenceLengthsT";
-const $q199 = "cos_cache";
-const $q200 = "cosCacheT";
-const $q201 = "sin_cache";
-const $q202 = "sinCacheT";
-const $q203 = "rotatedQuery";
-const $q204 = "block_row_indices";
-const $q205 = "blockRowIndicesT";
-const $q206 = "block_col_indices";
-const $q207 = "blockColIndicesT";
-const $q208 = "partial";
-const $q209 = "uniform field `params.rowStride`";
-const $q210 = ": pass `split_attend`";
-const $q211 = "the shape of intermediate `rotatedQuery`";
-const $q212 = "the shape of intermediate `partial`";
-const $q213 = "6e9682c3a9a8ba4a";
-const $q214 = ": no shader was built for pass `attend` with ";
-const $q215 = ": pass `attend`";
-const $q216 = "layoutShapeOk";
-const $q217 = "rotaryHalf";
-const $q218 = "rotaryDim";
-const $q219 = "ranks.cosCacheT";
-const $q220 = "ranks.sinCacheT";
-const $q221 = "shapes.sinCacheT";
-const $q222 = "shapes.cosCacheT";
-const $q223 = "tensorDtypes.cosCacheT";
-const $q224 = "tensorDtypes.sinCacheT";
-const $q225 = "rotaryOk";
-const $q226 = "indexFits";
-const $q227 = "numLayout";
-const $q228 = "usesRotary";
-const $q229 = "seqLen";
-const $q230 = "shapes.pastValueT";
-const $q231 = "shapes.pastKeyT";
-const $q232 = "maxNnz";
-const $q233 = "sparseContractOk";
-const $q234 = "attnWorkgroupSize";
-const $q235 = "bindingsFit";
-const $q236 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q237 = "dim(shapes.queryT, 2)";
-const $q238 = "attnStorageBytes";
-const $q239 = "attnStorageFits";
-const $q240 = "sparsePartialBytes";
-const $q241 = "sparseSplitFits";
-const $q242 = "sparseMergeWg";
-const $q243 = "params.seqLen";
-const $q244 = "append";
-const $q245 = "SparseAttention.AppendKV";
-const $q246 = "params.numLayout";
-const $q247 = "params.rowStride";
-const $q248 = "params.colStride";
-const $q249 = "params.maxCacheSeq";
-const $q250 = "split_attend";
-const $q251 = "SparseAttention.AttendSplitK";
-const $q252 = "742962c2aba2b799";
-const $q253 = ": no shader was built for pass `append` with ";
-const $q254 = "bc41f32c70cb2068";
-const $q255 = ": no shader was built for pass `rotate_q` with ";
-const $q256 = "intermediate `rotatedQuery`";
-const $q257 = "intermediate `partial`";
-const $q258 = "30c267ed5c3a2505";
-const $q259 = "shapes.keyT";
-const $q260 = "shapes.valueT";
-const $q261 = "cdfbd4128cb4b7fb";
-const $q262 = "f2be311d29ec445b";
-const $q263 = "dd2b703a3b7ff024";
-const $q264 = "attend";
-const $q265 = "SparseAttention.Attend";
-const $q266 = "do_rotary";
-const $q267 = "rotary_interleaved";
-const $q268 = "sparse_block_size";
-const $q269 = "; allowed values: 0, 1";
+const $q98 = "kvHidden";
+const $q99 = "ranks.keyT";
+const $q100 = "ranks.valueT";
+const $q101 = "tensorDtypes.keyT";
+const $q102 = "float16";
+const $q103 = "tensorDtypes.valueT";
+const $q104 = "separateKv";
+const $q105 = "packedStride";
+const $q106 = "shapes.valueCacheT";
+const $q107 = "shapes.keyCacheT";
+const $q108 = "headSize";
+const $q109 = "\"float16\"";
+const $q110 = "tensorDtypes.queryT";
+const $q111 = "attrs.num_heads % attrs.kv_num_heads";
+const $q112 = "maxBlocks";
+const $q113 = "dim(shapes.outputT, 0)";
+const $q114 = "tokenCount";
+const $q115 = "dim(shapes.outputT, 1)";
+const $q116 = "`true` is false";
+const $q117 = "`present.slotMappingT` is false";
+const $q118 = "packedKv";
+const $q119 = "cacheShapeOk";
+const $q120 = "ioShapeOk";
+const $q121 = "qkvLayoutOk";
+const $q122 = "pagedContractOk";
+const $q123 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q124 = "65535";
+const $q125 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q126 = "1024";
+const $q127 = "dispatchFits";
+const $q128 = "numSplits";
+const $q129 = "headVec";
+const $q130 = "pagedSplitScratchBytes";
+const $q131 = "pagedSplitStatsBytes";
+const $q132 = "pagedSplitWg";
+const $q133 = "pagedSplitFits";
+const $q134 = "cacheVec4Ok";
+const $q135 = "device.limits.maxStorageBufferBindingSize";
+const $q136 = "1073741824";
+const $q137 = "device.limits.maxBufferSize";
+const $q138 = "device.limits.maxComputeWorkgroupSizeX";
+const $q139 = "pagedMergeWg";
+const $q140 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q141 = "49152";
+const $q142 = "qPerKv";
+const $q143 = "pagedSplitStorageBytes";
+const $q144 = "pagedSplitStorageFits";
+const $q145 = "`present.keyT` is false";
+const $q146 = "`present.valueT` is false";
+const $q147 = "dim(shapes.keyT, 0)";
+const $q148 = "dim(shapes.keyT, 1)";
+const $q149 = "dim(shapes.queryT, 1)";
+const $q150 = "params.batchSize";
+const $q151 = "params.scatterCount";
+const $q152 = "scatter";
+const $q153 = "PagedAttention.ScatterKV";
+const $q154 = "scale";
+const $q155 = "params.scale";
+const $q156 = "merge";
+const $q157 = "intermediate `partialOut`";
+const $q158 = "intermediate `partialStats`";
+const $q159 = "present.valueT";
+const $q160 = "pagedAttnWg";
+const $q161 = "pagedAttnStorageBytes";
+const $q162 = "pagedAttnStorageFits";
+const $q163 = "outputStoreOk";
+const $q164 = "the shape of output `outputT`";
+const $q165 = "contract";
+const $q166 = "no_variant";
+const $q167 = ": unknown input `";
+const $q168 = ": unknown output `";
+const $q169 = "is_causal";
+const $q170 = "kv_num_heads";
+const $q171 = "num_heads";
+const $q172 = ": unknown attribute `";
+const $q173 = ": T = ";
+const $q174 = " is not allowed; allowed: float16";
+const $q175 = "int32";
+const $q176 = " is not allowed; allowed: int32";
+const $q177 = ": attribute `kv_num_heads` is required";
+const $q178 = ": attribute `num_heads` is required";
+const $q179 = ": nothing was built for ";
+const $q180 = " on profile desktop-48k";
+const $q181 = "SparseAttention";
+const $q182 = ": pass `append`";
+const $q183 = "attrs.do_rotary";
+const $q184 = "attrs.rotary_interleaved";
+const $q185 = "dim(shapes.cosCacheT, 1)";
+const $q186 = "dim(shapes.pastKeyT, 3)";
+const $q187 = "present.cosCacheT";
+const $q188 = ": pass `rotate_q`";
+const $q189 = "attrs.sparse_block_size";
+const $q190 = "54b7fbe4d38063ef";
+const $q191 = ": no shader was built for pass `split_attend` with ";
+const $q192 = "present_key";
+const $q193 = "pastKeyT";
+const $q194 = "present_value";
+const $q195 = "pastValueT";
+const $q196 = "total_sequence_length";
+const $q197 = "totalSequenceLengthT";
+const $q198 = "key_total_sequence_lengths";
+const $q199 = "keyTotalSequenceLengthsT";
+const $q200 = "cos_cache";
+const $q201 = "cosCacheT";
+const $q202 = "sin_cache";
+const $q203 = "sinCacheT";
+const $q204 = "rotatedQuery";
+const $q205 = "block_row_indices";
+const $q206 = "blockRowIndicesT";
+const $q207 = "block_col_indices";
+const $q208 = "blockColIndicesT";
+const $q209 = "partial";
+const $q210 = "uniform field `params.rowStride`";
+const $q211 = ": pass `split_attend`";
+const $q212 = "the shape of intermediate `rotatedQuery`";
+const $q213 = "the shape of intermediate `partial`";
+const $q214 = "6e9682c3a9a8ba4a";
+const $q215 = ": no shader was built for pass `attend` with ";
+const $q216 = ": pass `attend`";
+const $q217 = "layoutShapeOk";
+const $q218 = "rotaryHalf";
+const $q219 = "rotaryDim";
+const $q220 = "ranks.cosCacheT";
+const $q221 = "ranks.sinCacheT";
+const $q222 = "shapes.sinCacheT";
+const $q223 = "shapes.cosCacheT";
+const $q224 = "tensorDtypes.cosCacheT";
+const $q225 = "tensorDtypes.sinCacheT";
+const $q226 = "rotaryOk";
+const $q227 = "indexFits";
+const $q228 = "shapes.keyT";
+const $q229 = "shapes.valueT";
+const $q230 = "numLayout";
+const $q231 = "usesRotary";
+const $q232 = "seqLen";
+const $q233 = "shapes.pastValueT";
+const $q234 = "shapes.pastKeyT";
+const $q235 = "maxNnz";
+const $q236 = "sparseContractOk";
+const $q237 = "attnWorkgroupSize";
+const $q238 = "bindingsFit";
+const $q239 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q240 = "dim(shapes.queryT, 2)";
+const $q241 = "attnStorageBytes";
+const $q242 = "attnStorageFits";
+const $q243 = "sparsePartialBytes";
+const $q244 = "sparseSplitFits";
+const $q245 = "sparseMergeWg";
+const $q246 = "params.seqLen";
+const $q247 = "append";
+const $q248 = "SparseAttention.AppendKV";
+const $q249 = "params.numLayout";
+const $q250 = "params.rowStride";
+const $q251 = "params.colStride";
+const $q252 = "params.maxCacheSeq";
+const $q253 = "split_attend";
+const $q254 = "SparseAttention.AttendSplitK";
+const $q255 = "d8a346cc1108b439";
+const $q256 = ": no shader was built for pass `append` with ";
+const $q257 = "bc41f32c70cb2068";
+const $q258 = ": no shader was built for pass `rotate_q` with ";
+const $q259 = "intermediate `rotatedQuery`";
+const $q260 = "intermediate `partial`";
+const $q261 = "bd2cec482da54d11";
+const $q262 = "2ccaaf24b3be277e";
+const $q263 = "f2be311d29ec445b";
+const $q264 = "9c12d29a47dc9bd1";
+const $q265 = "attend";
+const $q266 = "SparseAttention.Attend";
+const $q267 = "do_rotary";
+const $q268 = "rotary_interleaved";
+const $q269 = "sparse_block_size";
+const $q270 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -811,70 +812,70 @@ const K0A0V3: readonly string[] = ["", " == 0"];
 const K0A0V4: readonly string[] = ["", " >= 1"];
 const K0A0V5: readonly string[] = ["f16Ok(", ")"];
 const K0A0V6: readonly string[] = ["", " == 1"];
-const K0A0V7: readonly string[] = ["", " <= ", ""];
-const K0A0V8: readonly string[] = ["", " >= 2"];
-const K0A0V9: readonly string[] = ["", " == 2"];
-const K0A0V10: readonly string[] = ["not ", ""];
+const K0A0V7: readonly string[] = ["", " or ", ""];
+const K0A0V8: readonly string[] = ["", " <= ", ""];
+const K0A0V9: readonly string[] = ["", " >= 2"];
+const K0A0V10: readonly string[] = ["", " == 2"];
+const K0A0V11: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
+const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
 const K0A0S1 = " on profile desktop-48k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
+const K0A0V13: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q37, $q39];
+const K0A0V14: readonly string[] = [$q37, $q39];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q49, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "86afbfa7becb094e" : null) : a0 === 32 ? (a1 === 128 ? "33259db5180942b4" : a1 === 96 ? "0c149a3aacc377d5" : null) : null) ?? $noShader(vp + $q49, K0A0V14, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q35;
-const K0A0V14: readonly [number, string, string] = [1073741824, $q50, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
-const K0A0V16: readonly string[] = [$q66, $q67, $q68, $q69];
+const K0A0V15: readonly [number, string, string] = [1073741824, $q50, K0A0S2];
+const K0A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
+const K0A0V17: readonly string[] = [$q66, $q67, $q68, $q69];
 const K0A0S3 = K0A0S0 + $q70;
-const K0A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q73, 6, $q74, $q75, 6, $q76, $q65, 11, 0]);
-const K0A0V18: readonly string[] = [$q66, $q77, $q78];
+const K0A0V18: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q73, 6, $q74, $q75, 6, $q76, $q65, 11, 0]);
+const K0A0V19: readonly string[] = [$q66, $q77, $q78];
 const K0A0S4 = K0A0S0 + $q79;
-const K0A0V19: readonly BindingPlan[] = $bl([$q73, 7, $q74, $q75, 7, $q76, $q32, 3, $q80]);
+const K0A0V20: readonly BindingPlan[] = $bl([$q73, 7, $q74, $q75, 7, $q76, $q32, 3, $q80]);
 const K0A0S5 = K0A0S0 + $q81;
-const K0A0V20: readonly string[] = [K0A0S0, $q82, K0A0S0, $q83];
+const K0A0V21: readonly string[] = [K0A0S0, $q82, K0A0S0, $q83];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
-const K0A0V22: readonly string[] = [$q67, $q68, $q69];
+const K0A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
+const K0A0V23: readonly string[] = [$q67, $q68, $q69];
 const K0A0S7 = K0A0S6 + $q70;
 const K0A0S8 = K0A0S6 + $q79;
 const K0A0S9 = K0A0S6 + $q81;
-const K0A0V23: readonly string[] = [K0A0S6, $q82, K0A0S6, $q83];
+const K0A0V24: readonly string[] = [K0A0S6, $q82, K0A0S6, $q83];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
+const K0A0V25: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
 const K0A0S11 = K0A0S10 + $q70;
 const K0A0S12 = K0A0S10 + $q79;
 const K0A0S13 = K0A0S10 + $q81;
-const K0A0V25: readonly string[] = [K0A0S10, $q82, K0A0S10, $q83];
+const K0A0V26: readonly string[] = [K0A0S10, $q82, K0A0S10, $q83];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
+const K0A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
 const K0A0S15 = K0A0S14 + $q70;
 const K0A0S16 = K0A0S14 + $q79;
 const K0A0S17 = K0A0S14 + $q81;
-const K0A0V27: readonly string[] = [K0A0S14, $q82, K0A0S14, $q83];
-const K0A0V28: readonly string[] = ["", " or ", ""];
+const K0A0V28: readonly string[] = [K0A0S14, $q82, K0A0S14, $q83];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q70;
 const K0A0V29: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q32, 3, $q80, $q65, 11, 0]);
@@ -885,7 +886,7 @@ const K0A0S22 = K0A0S21 + $q70;
 const K0A0S23 = K0A0S21 + $q92;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q70;
 const K0A0S26 = K0A0S24 + $q92;
@@ -923,33 +924,34 @@ interface K0A0 {
   m4: number | null;
   m5: boolean | null;
   m6: boolean | null;
-  m7: boolean | null;
+  m7: number | null;
   m8: boolean | null;
   m9: number | null;
-  m10: number | null;
-  m11: number | null;
-  m12: number | null;
+  m10: boolean | null;
+  m11: boolean | null;
+  m12: boolean | null;
   m13: boolean | null;
   m14: number | null;
   m15: number | null;
   m16: number | null;
   m17: number | null;
-  m18: number | null;
-  m19: boolean | null;
+  m18: boolean | null;
+  m19: number | null;
   m20: number | null;
   m21: number | null;
-  m22: boolean | null;
+  m22: number | null;
   m23: number | null;
   m24: boolean | null;
   m25: number | null;
-  m26: boolean | null;
-  m27: number | null;
+  m26: number | null;
+  m27: boolean | null;
   m28: number | null;
   m29: number | null;
   m30: number | null;
   m31: number | null;
-  m32: boolean | null;
+  m32: number | null;
   m33: boolean | null;
+  m34: boolean | null;
 }
 /** derive "cacheShapeOk": memo m0 */
 function K0A0_d0(o: K0A0): boolean {
@@ -995,235 +997,255 @@ function K0A0_d6(o: K0A0): boolean {
     throw $wrap(e, $q97);
   }
 }
-/** derive "pagedContractOk": memo m7 */
-function K0A0_d7(o: K0A0): boolean {
-  return (o.m7 ??= (((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))));
+/** derive "kvHidden": memo m7 */
+function K0A0_d7(o: K0A0): number {
+  try {
+    return (o.m7 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q98);
+  }
+}
+/** derive "separateKv": memo m8 */
+function K0A0_d8(o: K0A0): boolean {
+  try {
+    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q99, $q52).shape.length === 2)) && ($need(o.t2, $q100, $q54).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q54) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q101, $q52).dtype === $q102)) && ($need(o.t2, $q103, $q54).dtype === $q102)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+  } catch (e) {
+    throw $wrap(e, $q104);
+  }
+}
+/** derive "packedStride": memo m9 */
+function K0A0_d9(o: K0A0): number {
+  try {
+    return (o.m9 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m7 ?? K0A0_d7(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q105);
+  }
+}
+/** derive "packedKv": memo m10 */
+function K0A0_d10(o: K0A0): boolean {
+  return (o.m10 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m9 ?? K0A0_d9(o)))));
+}
+/** derive "qkvLayoutOk": memo m11 */
+function K0A0_d11(o: K0A0): boolean {
+  return (o.m11 ??= ((o.m8 ?? K0A0_d8(o)) || (o.m10 ?? K0A0_d10(o))));
+}
+/** derive "pagedContractOk": memo m12 */
+function K0A0_d12(o: K0A0): boolean {
+  return (o.m12 ??= ((((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))) && (o.m11 ?? K0A0_d11(o))));
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q98, () => o.s4, $q99, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q101, $q102, $q101])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q106, () => o.s4, $q107, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q108, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q109, $q110, $q109])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q111, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q94, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q94, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q104, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q94, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q94, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q112, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t9!.shape[0], $q106, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q107, () => o.t9!.shape[1], $q95, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q113, () => o.t9!.shape[0], $q114, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q115, () => o.t9!.shape[1], $q95, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q110, $q109])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q85) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q85), $q106, () => o.s0[0]]), () => $why(path, K0A0V6, [$q96, () => $need(o.t8, $q96, $q85).shape.length])]) : c === false ? $where(path) + $q108 : $where(path) + $q109)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q85) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q85), $q114, () => o.s0[0]]), () => $why(path, K0A0V6, [$q96, () => $need(o.t8, $q96, $q85).shape.length])]) : c === false ? $where(path) + $q116 : $where(path) + $q117)($try(() => (o.t8 !== null)));
+}
+/** why "qkvLayoutOk" is not true */
+function K0A0_x6(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q104, () => K0A0_d8(o), $q118, () => K0A0_d10(o)]);
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q110]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q93]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q111]), () => K0A0_x5(o, [...path, $q97])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q119]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q93]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q120]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q97]), () => K0A0_x6(o, [...path, $q121])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
   try {
-    return ((o.m7 ?? K0A0_d7(o))) === true;
+    return ((o.m12 ?? K0A0_d12(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q112, () => K0A0_x0(o, [...[], $q112]));
+  return $condWhy(() => K0A0_d12(o), $q122, () => K0A0_x0(o, [...[], $q122]));
 }
-/** derive "dispatchFits": memo m8 */
-function K0A0_d8(o: K0A0): boolean {
-  return (o.m8 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
+/** derive "dispatchFits": memo m13 */
+function K0A0_d13(o: K0A0): boolean {
+  return (o.m13 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
 }
 /** why "dispatchFits" is not true */
-function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q106, () => o.s0[0], $q113, $q114]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q37, () => o.a2, $q113, $q114]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q115, $q116])]);
+function K0A0_x7(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q114, () => o.s0[0], $q123, $q124]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q37, () => o.a2, $q123, $q124]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q125, $q126])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
   try {
-    return ((o.m8 ?? K0A0_d8(o))) === true;
+    return ((o.m13 ?? K0A0_d13(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q117, () => K0A0_x6(o, [...[], $q117]));
+  return $condWhy(() => K0A0_d13(o), $q127, () => K0A0_x7(o, [...[], $q127]));
 }
-/** derive "pagedKeyCeiling": memo m9 */
-function K0A0_d9(o: K0A0): number {
+/** derive "pagedKeyCeiling": memo m14 */
+function K0A0_d14(o: K0A0): number {
   try {
-    return (o.m9 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
+    return (o.m14 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
   } catch (e) {
     throw $wrap(e, "pagedKeyCeiling");
   }
 }
-/** derive "pagedSplitCap": memo m10 */
-function K0A0_d10(o: K0A0): number {
+/** derive "pagedSplitCap": memo m15 */
+function K0A0_d15(o: K0A0): number {
   try {
-    return (o.m10 ??= $max((1 as number), ($min((16 as number), ($chk($floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
+    return (o.m15 ??= $max((1 as number), ($min((16 as number), ($chk($floor(((o.m14 ?? K0A0_d14(o)) as number) / (128 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedSplitCap");
   }
 }
-/** derive "pagedBaseWorkgroups": memo m11 */
-function K0A0_d11(o: K0A0): number {
+/** derive "pagedBaseWorkgroups": memo m16 */
+function K0A0_d16(o: K0A0): number {
   try {
-    return (o.m11 ??= $mulN(o.s0[0] as number, o.a1 as number));
+    return (o.m16 ??= $mulN(o.s0[0] as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "pagedBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m12 */
-function K0A0_d12(o: K0A0): number {
-  try {
-    return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q118);
-  }
-}
-/** derive "cacheVec4Ok": memo m13 */
-function K0A0_d13(o: K0A0): boolean {
-  let n0: number;
-  return (o.m13 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
-}
-/** derive "headVec": memo m14 */
-function K0A0_d14(o: K0A0): number {
-  try {
-    return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
-  } catch (e) {
-    throw $wrap(e, $q119);
-  }
-}
-/** derive "pagedSplitScratchBytes": memo m15 */
-function K0A0_d15(o: K0A0): number {
-  try {
-    return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q120);
-  }
-}
-/** derive "pagedSplitStatsBytes": memo m16 */
-function K0A0_d16(o: K0A0): number {
-  try {
-    return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q121);
-  }
-}
-/** derive "pagedSplitWg": memo m17 */
+/** derive "numSplits": memo m17 */
 function K0A0_d17(o: K0A0): number {
   try {
-    return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+    return (o.m17 ??= $max((1 as number), ($min(((o.m15 ?? K0A0_d15(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m16 ?? K0A0_d16(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q122);
+    throw $wrap(e, $q128);
   }
 }
-/** derive "pagedMergeWg": memo m18 */
-function K0A0_d18(o: K0A0): number {
-  return (o.m18 ??= $max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
-}
-/** derive "pagedSplitFits": memo m19 */
-function K0A0_d19(o: K0A0): boolean {
-  try {
-    return (o.m19 ??= ((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (1073741824 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (1073741824 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (49152 as number))));
-  } catch (e) {
-    throw $wrap(e, $q123);
-  }
-}
-/** why "cacheVec4Ok" is not true */
-function K0A0_x8(o: K0A0, path: readonly string[]): string {
+/** derive "cacheVec4Ok": memo m18 */
+function K0A0_d18(o: K0A0): boolean {
   let n0: number;
-  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+  return (o.m18 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
 }
-/** why "pagedSplitFits" is not true */
-function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q118, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q124]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q119, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d15(o), $q125, $q126]), () => ((K0A0_d15(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d15(o), $q127, $q126]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d16(o), $q125, $q126]), () => ((K0A0_d16(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q121, () => K0A0_d16(o), $q127, $q126]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q118, () => K0A0_d12(o), $q113, $q114]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d14(o), $q115, $q116]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q119, () => K0A0_d14(o), $q128, $q116]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q122, () => K0A0_d17(o), $q115, $q116]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q122, () => K0A0_d17(o), $q128, $q116]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q129, () => K0A0_d18(o), $q115, $q116]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q129, () => K0A0_d18(o), $q128, $q116]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q130, $q131])]);
-}
-/** when "pagedSplitFits" */
-function K0A0_c2(o: K0A0): boolean {
+/** derive "headVec": memo m19 */
+function K0A0_d19(o: K0A0): number {
   try {
-    return ((o.m19 ?? K0A0_d19(o))) === true;
+    return (o.m19 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    return $unheld(e);
+    throw $wrap(e, $q129);
   }
 }
-/** why "pagedSplitFits" does not hold */
-function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q123, () => K0A0_x7(o, [...[], $q123]));
-}
-/** derive "qPerKv": memo m20 */
+/** derive "pagedSplitScratchBytes": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
-    return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+    return (o.m20 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q130);
+  }
+}
+/** derive "pagedSplitStatsBytes": memo m21 */
+function K0A0_d21(o: K0A0): number {
+  try {
+    return (o.m21 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q131);
+  }
+}
+/** derive "pagedSplitWg": memo m22 */
+function K0A0_d22(o: K0A0): number {
+  try {
+    return (o.m22 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m19 ?? K0A0_d19(o)) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q132);
   }
 }
-/** derive "pagedSplitStorageBytes": memo m21 */
-function K0A0_d21(o: K0A0): number {
+/** derive "pagedMergeWg": memo m23 */
+function K0A0_d23(o: K0A0): number {
+  return (o.m23 ??= $max(((o.m22 ?? K0A0_d22(o)) as number), (256 as number)));
+}
+/** derive "pagedSplitFits": memo m24 */
+function K0A0_d24(o: K0A0): boolean {
   try {
-    return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
+    return (o.m24 ??= ((((((((((((o.m17 ?? K0A0_d17(o)) as number) >= (2 as number)) && (o.m18 ?? K0A0_d18(o))) && (((o.m19 ?? K0A0_d19(o)) as number) >= (1 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (1073741824 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (1073741824 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (65535 as number))) && (((o.m19 ?? K0A0_d19(o)) as number) <= (1024 as number))) && (((o.m22 ?? K0A0_d22(o)) as number) <= (1024 as number))) && (((o.m23 ?? K0A0_d23(o)) as number) <= (1024 as number))) && (($chk(((o.m23 ?? K0A0_d23(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
     throw $wrap(e, $q133);
   }
 }
-/** derive "pagedSplitStorageFits": memo m22 */
-function K0A0_d22(o: K0A0): boolean {
-  return (o.m22 ??= (((o.m21 ?? K0A0_d21(o)) as number) <= (49152 as number)));
-}
-/** why "pagedSplitStorageFits" is not true */
+/** why "cacheVec4Ok" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q133, () => K0A0_d21(o), $q130, $q131]);
+  let n0: number;
+  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
 }
-/** when "pagedSplitStorageFits" */
-function K0A0_c3(o: K0A0): boolean {
-  try {
-    return ((o.m22 ?? K0A0_d22(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
+/** why "pagedSplitFits" is not true */
+function K0A0_x8(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q128, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q134]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q129, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d20(o), $q135, $q136]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d20(o), $q137, $q136]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d21(o), $q135, $q136]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d21(o), $q137, $q136]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q128, () => K0A0_d17(o), $q123, $q124]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q129, () => K0A0_d19(o), $q125, $q126]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q129, () => K0A0_d19(o), $q138, $q126]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d22(o), $q125, $q126]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d22(o), $q138, $q126]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q139, () => K0A0_d23(o), $q125, $q126]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q139, () => K0A0_d23(o), $q138, $q126]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q140, $q141])]);
 }
-/** why "pagedSplitStorageFits" does not hold */
-function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q134, () => K0A0_x9(o, [...[], $q134]));
-}
-/** derive "kvHidden": memo m23 */
-function K0A0_d23(o: K0A0): number {
-  try {
-    return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
-  } catch (e) {
-    throw $wrap(e, $q135);
-  }
-}
-/** derive "separateKv": memo m24 */
-function K0A0_d24(o: K0A0): boolean {
-  try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q136, $q52).shape.length === 2)) && ($need(o.t2, $q137, $q54).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q54) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q138, $q52).dtype === $q139)) && ($need(o.t2, $q140, $q54).dtype === $q139)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
-  } catch (e) {
-    throw $wrap(e, $q141);
-  }
-}
-/** why "separateKv" is not true */
-function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q142, () => (o.t2 !== null), () => $where(path) + $q143, () => ($need(o.t1, $q136, $q52).shape.length === 2), () => $why(path, K0A0V9, [$q136, () => $need(o.t1, $q136, $q52).shape.length]), () => ($need(o.t2, $q137, $q54).shape.length === 2), () => $why(path, K0A0V9, [$q137, () => $need(o.t2, $q137, $q54).shape.length]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (0 as number), $q52), $q106, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q54), $q106, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q145, () => $dimT(o.t1, (1 as number), $q52), $q135, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q54) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q54), $q135, () => K0A0_d23(o)]), () => ($need(o.t1, $q138, $q52).dtype === $q139), () => $why(path, K0A0V1, [$q138, () => $need(o.t1, $q138, $q52).dtype, $q102, $q101]), () => ($need(o.t2, $q140, $q54).dtype === $q139), () => $why(path, K0A0V1, [$q140, () => $need(o.t2, $q140, $q54).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q146, () => o.s0[1], $q95, () => K0A0_d4(o)])]);
-}
-/** when "separateKv" */
-function K0A0_c4(o: K0A0): boolean {
+/** when "pagedSplitFits" */
+function K0A0_c2(o: K0A0): boolean {
   try {
     return ((o.m24 ?? K0A0_d24(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "pagedSplitFits" does not hold */
+function K0A0_w2(o: K0A0): string {
+  return $condWhy(() => K0A0_d24(o), $q133, () => K0A0_x8(o, [...[], $q133]));
+}
+/** derive "qPerKv": memo m25 */
+function K0A0_d25(o: K0A0): number {
+  try {
+    return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q142);
+  }
+}
+/** derive "pagedSplitStorageBytes": memo m26 */
+function K0A0_d26(o: K0A0): number {
+  try {
+    return (o.m26 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number) as number, (o.m22 ?? K0A0_d22(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q143);
+  }
+}
+/** derive "pagedSplitStorageFits": memo m27 */
+function K0A0_d27(o: K0A0): boolean {
+  return (o.m27 ??= (((o.m26 ?? K0A0_d26(o)) as number) <= (49152 as number)));
+}
+/** why "pagedSplitStorageFits" is not true */
+function K0A0_x10(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V8, [$q143, () => K0A0_d26(o), $q140, $q141]);
+}
+/** when "pagedSplitStorageFits" */
+function K0A0_c3(o: K0A0): boolean {
+  try {
+    return ((o.m27 ?? K0A0_d27(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitStorageFits" does not hold */
+function K0A0_w3(o: K0A0): string {
+  return $condWhy(() => K0A0_d27(o), $q144, () => K0A0_x10(o, [...[], $q144]));
+}
+/** why "separateKv" is not true */
+function K0A0_x11(o: K0A0, path: readonly string[]): string {
+  return $and([() => (o.t1 !== null), () => $where(path) + $q145, () => (o.t2 !== null), () => $where(path) + $q146, () => ($need(o.t1, $q99, $q52).shape.length === 2), () => $why(path, K0A0V10, [$q99, () => $need(o.t1, $q99, $q52).shape.length]), () => ($need(o.t2, $q100, $q54).shape.length === 2), () => $why(path, K0A0V10, [$q100, () => $need(o.t2, $q100, $q54).shape.length]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q147, () => $dimT(o.t1, (0 as number), $q52), $q114, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q54), $q114, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q148, () => $dimT(o.t1, (1 as number), $q52), $q98, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q54) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q54), $q98, () => K0A0_d7(o)]), () => ($need(o.t1, $q101, $q52).dtype === $q102), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q52).dtype, $q110, $q109]), () => ($need(o.t2, $q103, $q54).dtype === $q102), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q54).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q149, () => o.s0[1], $q95, () => K0A0_d4(o)])]);
+}
+/** when "separateKv" */
+function K0A0_c4(o: K0A0): boolean {
+  try {
+    return ((o.m8 ?? K0A0_d8(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q141, () => K0A0_x10(o, [...[], $q141]));
+  return $condWhy(() => K0A0_d8(o), $q104, () => K0A0_x11(o, [...[], $q104]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1231,65 +1253,65 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q41, () => (o.t8 !== null)]);
+  return $why([], K0A0V11, [$q41, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K0A0V14);
+    const q0 = $buf(o.t1!, $q52, 2, K0A0V15);
     if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q58, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q60, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q62, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q64, 4, K0A0V14);
+    const q1 = $buf(o.t2!, $q54, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q58, 2, K0A0V15);
+    const q4 = $buf(o.t5!, $q60, 4, K0A0V15);
+    const q5 = $buf(o.t6!, $q62, 4, K0A0V15);
+    const q6 = $buf(o.t7!, $q64, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q147), $u32(r1, pp, $q148), 0, 0];
+    const b7 = [$u32(r0, pp, $q150), $u32(r1, pp, $q151), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q149, $q150, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q152, $q153, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V16, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q151) : 0);
-    const b8 = [$u32(r0, pp, $q147), $f32(r1, pp, $q152), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q154) : 0);
+    const b8 = [$u32(r0, pp, $q150), $f32(r1, pp, $q155), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m12 ?? K0A0_d12(o));
+    const r2: unknown = (o.m17 ?? K0A0_d17(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V18, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V18, st);
+    return $evalIn(e, pp, K0A0V19, st);
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q80, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q80, 2, K0A0V15);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q153, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q156, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1298,14 +1320,14 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S0);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S0, $q74) * 4), 1073741824, $q50, K0A0S0, $q154);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q74) * 4), 1073741824, $q50, K0A0S0, $q157);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S0, $q76) * 4), 1073741824, $q50, K0A0S0, $q155);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q76) * 4), 1073741824, $q50, K0A0S0, $q158);
     return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V20, st);
+    return $evalAt(e, K0A0V21, st);
   }
 }
 function K0A0_r0(o: K0A0): string {
@@ -1320,31 +1342,31 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q109;
+  return $where([]) + $q117;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K0A0V14);
+    const q0 = $buf(o.t1!, $q52, 2, K0A0V15);
     if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q1 = $buf(o.t2!, $q54, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q58, 2, K0A0V15);
     if (o.t8 === null) $omitted(pp, $q84, $q85);
-    const q4 = $buf(o.t8!, $q85, 4, K0A0V14);
+    const q4 = $buf(o.t8!, $q85, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q148), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q151), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q149, $q150, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q152, $q153, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V23, st);
   }
 }
 function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1354,14 +1376,14 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S6);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S6, $q74) * 4), 1073741824, $q50, K0A0S6, $q154);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q74) * 4), 1073741824, $q50, K0A0S6, $q157);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S6, $q76) * 4), 1073741824, $q50, K0A0S6, $q155);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q76) * 4), 1073741824, $q50, K0A0S6, $q158);
     return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V23, st);
+    return $evalAt(e, K0A0V24, st);
   }
 }
 function K0A0_r1(o: K0A0): string {
@@ -1370,57 +1392,45 @@ function K0A0_r1(o: K0A0): string {
   if (!K0A0_c4(o)) return K0A0_w4(o);
   return K0A0_w6(o);
 }
-/** derive "packedStride": memo m25 */
-function K0A0_d25(o: K0A0): number {
-  try {
-    return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
-  } catch (e) {
-    throw $wrap(e, $q156);
-  }
-}
-/** derive "packedKv": memo m26 */
-function K0A0_d26(o: K0A0): boolean {
-  return (o.m26 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m25 ?? K0A0_d25(o)))));
-}
 /** why "packedKv" is not true */
-function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q157, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q146, () => o.s0[1], $q156, () => K0A0_d25(o)])]);
+function K0A0_x12(o: K0A0, path: readonly string[]): string {
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q159, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q149, () => o.s0[1], $q105, () => K0A0_d9(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
   try {
-    return ((o.m26 ?? K0A0_d26(o))) === true;
+    return ((o.m10 ?? K0A0_d10(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q158, () => K0A0_x11(o, [...[], $q158]));
+  return $condWhy(() => K0A0_d10(o), $q118, () => K0A0_x12(o, [...[], $q118]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q147), $u32(r1, pp, $q148), 0, 0];
+    const b6 = [$u32(r0, pp, $q150), $u32(r1, pp, $q151), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q149, $q150, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q152, $q153, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V16, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1430,14 +1440,14 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S10);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S10, $q74) * 4), 1073741824, $q50, K0A0S10, $q154);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q74) * 4), 1073741824, $q50, K0A0S10, $q157);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S10, $q76) * 4), 1073741824, $q50, K0A0S10, $q155);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q76) * 4), 1073741824, $q50, K0A0S10, $q158);
     return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V25, st);
+    return $evalAt(e, K0A0V26, st);
   }
 }
 function K0A0_r2(o: K0A0): string {
@@ -1449,23 +1459,23 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
     if (o.t8 === null) $omitted(pp, $q84, $q85);
-    const q3 = $buf(o.t8!, $q85, 4, K0A0V14);
+    const q3 = $buf(o.t8!, $q85, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q148), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q151), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q149, $q150, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q152, $q153, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V23, st);
   }
 }
 function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1475,14 +1485,14 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S14);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S14, $q74) * 4), 1073741824, $q50, K0A0S14, $q154);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q74) * 4), 1073741824, $q50, K0A0S14, $q157);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S14, $q76) * 4), 1073741824, $q50, K0A0S14, $q155);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q76) * 4), 1073741824, $q50, K0A0S14, $q158);
     return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V27, st);
+    return $evalAt(e, K0A0V28, st);
   }
 }
 function K0A0_r3(o: K0A0): string {
@@ -1491,101 +1501,101 @@ function K0A0_r3(o: K0A0): string {
   if (!K0A0_c7(o)) return K0A0_w7(o);
   return K0A0_w6(o);
 }
-/** derive "pagedAttnQueryFloats": memo m27 */
-function K0A0_d27(o: K0A0): number {
+/** derive "pagedAttnQueryFloats": memo m28 */
+function K0A0_d28(o: K0A0): number {
   try {
-    return (o.m27 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number));
+    return (o.m28 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number));
   } catch (e) {
     throw $wrap(e, "pagedAttnQueryFloats");
   }
 }
-/** derive "pagedAttnLaneFloats": memo m28 */
-function K0A0_d28(o: K0A0): number {
+/** derive "pagedAttnLaneFloats": memo m29 */
+function K0A0_d29(o: K0A0): number {
   try {
-    return (o.m28 ??= $addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number));
+    return (o.m29 ??= $addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number));
   } catch (e) {
     throw $wrap(e, "pagedAttnLaneFloats");
   }
 }
-/** derive "pagedAttnWgBudget": memo m29 */
-function K0A0_d29(o: K0A0): number {
+/** derive "pagedAttnWgBudget": memo m30 */
+function K0A0_d30(o: K0A0): number {
   try {
-    return (o.m29 ??= $divN(($chk($floor(($subN(12288 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+    return (o.m30 ??= $divN(($chk($floor(($subN(12288 as number, (o.m28 ?? K0A0_d28(o)) as number) as number))) as number), ((o.m29 ?? K0A0_d29(o)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedAttnWgBudget");
   }
 }
-/** derive "pagedAttnWg": memo m30 */
-function K0A0_d30(o: K0A0): number {
-  try {
-    return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q159);
-  }
-}
-/** derive "pagedAttnStorageBytes": memo m31 */
+/** derive "pagedAttnWg": memo m31 */
 function K0A0_d31(o: K0A0): number {
   try {
-    return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
+    return (o.m31 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m30 ?? K0A0_d30(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q160);
   }
 }
-/** derive "pagedAttnStorageFits": memo m32 */
-function K0A0_d32(o: K0A0): boolean {
-  return (o.m32 ??= ((((o.m31 ?? K0A0_d31(o)) as number) <= (49152 as number)) && (((o.m30 ?? K0A0_d30(o)) as number) <= (1024 as number))));
+/** derive "pagedAttnStorageBytes": memo m32 */
+function K0A0_d32(o: K0A0): number {
+  try {
+    return (o.m32 ??= $mulN($addN((o.m28 ?? K0A0_d28(o)) as number, $mulN((o.m29 ?? K0A0_d29(o)) as number, (o.m31 ?? K0A0_d31(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q161);
+  }
+}
+/** derive "pagedAttnStorageFits": memo m33 */
+function K0A0_d33(o: K0A0): boolean {
+  return (o.m33 ??= ((((o.m32 ?? K0A0_d32(o)) as number) <= (49152 as number)) && (((o.m31 ?? K0A0_d31(o)) as number) <= (1024 as number))));
 }
 /** why "pagedAttnStorageFits" is not true */
-function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (49152 as number)), () => $why(path, K0A0V7, [$q160, () => K0A0_d31(o), $q130, $q131]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q159, () => K0A0_d30(o), $q115, $q116]), () => $why(path, K0A0V7, [$q159, () => K0A0_d30(o), $q128, $q116])]);
+function K0A0_x13(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((K0A0_d32(o) as number) <= (49152 as number)), () => $why(path, K0A0V8, [$q161, () => K0A0_d32(o), $q140, $q141]), () => ((K0A0_d31(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q160, () => K0A0_d31(o), $q125, $q126]), () => $why(path, K0A0V8, [$q160, () => K0A0_d31(o), $q138, $q126])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
-  try {
-    return ((o.m32 ?? K0A0_d32(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "pagedAttnStorageFits" does not hold */
-function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q161, () => K0A0_x12(o, [...[], $q161]));
-}
-/** derive "outputStoreOk": memo m33 */
-function K0A0_d33(o: K0A0): boolean {
-  return (o.m33 ??= (o.m13 ?? K0A0_d13(o)));
-}
-/** why "outputStoreOk" is not true */
-function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q124, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "false"]);
-}
-/** when "outputStoreOk" */
-function K0A0_c9(o: K0A0): boolean {
   try {
     return ((o.m33 ?? K0A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "pagedAttnStorageFits" does not hold */
+function K0A0_w8(o: K0A0): string {
+  return $condWhy(() => K0A0_d33(o), $q162, () => K0A0_x13(o, [...[], $q162]));
+}
+/** derive "outputStoreOk": memo m34 */
+function K0A0_d34(o: K0A0): boolean {
+  return (o.m34 ??= (o.m18 ?? K0A0_d18(o)));
+}
+/** why "outputStoreOk" is not true */
+function K0A0_x14(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q134, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "false"]);
+}
+/** when "outputStoreOk" */
+function K0A0_c9(o: K0A0): boolean {
+  try {
+    return ((o.m34 ?? K0A0_d34(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q162, () => K0A0_x13(o, [...[], $q162]));
+  return $condWhy(() => K0A0_d34(o), $q163, () => K0A0_x14(o, [...[], $q163]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q80, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
+    const q6 = $buf(o.t9!, $q80, 2, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q151) : 0);
-    const b7 = [$u32(r0, pp, $q147), $f32(r1, pp, $q152), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q154) : 0);
+    const b7 = [$u32(r0, pp, $q150), $f32(r1, pp, $q155), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
@@ -1642,18 +1652,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q35, $q163);
+    $evalFail(e, $q35, $q164);
   }
   const h0 = $outShape(o0, 2, $q35, $q80);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q139, n: $product(h0) };
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q102, n: $product(h0) };
   else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q80, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q56, o.u3.shape, h1, $q99);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q56, o.u3.shape, h1, $q107);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q58, o.u4.shape, h2, $q98);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q58, o.u4.shape, h2, $q106);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q164, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q164, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q165, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q165, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1663,7 +1673,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q165, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q166, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
@@ -1720,7 +1730,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           t8 = $td(ins[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q166 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q167 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1738,7 +1748,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q32, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q168 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1746,20 +1756,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q168:
+        case $q169:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q169:
+        case $q170:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q171:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q151:
+        case $q154:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q171 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q172 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1825,23 +1835,23 @@ export function plan0(call: PagedAttentionCall): Plan {
   } else {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q58);
   }
-  if (dt0 === undefined) dt0 = $q139;
-  else if (dt0 !== $q139) $fail($q0, K0 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K0 + ": S = " + dt1 + $q175);
-  $num(g0, false, K0, $q168);
-  $num(g1, false, K0, $q169);
-  $num(g2, false, K0, $q170);
-  $num(g3, false, K0, $q151);
+  if (dt0 === undefined) dt0 = $q102;
+  else if (dt0 !== $q102) $fail($q0, K0 + $q173 + dt0 + $q174);
+  if (dt1 === undefined) dt1 = $q175;
+  else if (dt1 !== $q175) $fail($q0, K0 + ": S = " + dt1 + $q176);
+  $num(g0, false, K0, $q169);
+  $num(g1, false, K0, $q170);
+  $num(g2, false, K0, $q171);
+  $num(g3, false, K0, $q154);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q176);
-  if (a2 === undefined) $fail($q0, K0 + $q177);
-  if (dt0 === $q139 && dt1 === $q174) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q165, K0 + $q178 + "T=" + dt0 + ", " + "S=" + dt1 + $q179);
+  if (a1 === undefined) $fail($q0, K0 + $q177);
+  if (a2 === undefined) $fail($q0, K0 + $q178);
+  if (dt0 === $q102 && dt1 === $q175) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q166, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1875,97 +1885,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q180;
+const K1 = $q181;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q181;
-const K1A0V3: readonly string[] = [$q182, $q36, $q37, $q183, $q184, "dim(shapes.pastKeyT, 2)", $q185, $q186, $q40];
+const K1A0S1 = K1A0S0 + $q182;
+const K1A0V3: readonly string[] = [$q183, $q36, $q37, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q40];
 const K1A0S2 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q187;
-const K1A0V4: readonly string[] = [$q36, $q37, $q183, $q184, $q185, $q186, $q40];
-const K1A0V5: readonly string[] = [$q182, $q36, $q37, $q188, $q185, $q40];
+const K1A0S3 = K1A0S0 + $q188;
+const K1A0V4: readonly string[] = [$q36, $q37, $q184, $q185, $q186, $q187, $q40];
+const K1A0V5: readonly string[] = [$q183, $q36, $q37, $q189, $q186, $q40];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q37, $q185];
+const K1A0V6: readonly string[] = [$q37, $q186];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q49, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q180;
+const K1A0S4 = $q181;
 const K1A0V7: readonly [number, string, string] = [1073741824, $q50, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q65, 11, 0]);
+const K1A0V8: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q65, 11, 0]);
 const K1A0V9: readonly string[] = [$q68, $q69];
-const K1A0V10: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q199, 1, $q200, $q201, 1, $q202, $q195, 1, $q196, $q197, 1, $q198, "rotated_query", 6, $q203, $q65, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q71, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q65, 11, 0]);
-const K1A0V12: readonly string[] = [$q209, $q68, $q78];
-const K1A0S5 = K1A0S0 + $q210;
-const K1A0V13: readonly BindingPlan[] = $bl([$q208, 7, $q208, $q32, 3, $q80]);
+const K1A0V10: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q200, 1, $q201, $q202, 1, $q203, $q196, 1, $q197, $q198, 1, $q199, "rotated_query", 6, $q204, $q65, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q71, 7, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q209, 6, $q209, $q65, 11, 0]);
+const K1A0V12: readonly string[] = [$q210, $q68, $q78];
+const K1A0S5 = K1A0S0 + $q211;
+const K1A0V13: readonly BindingPlan[] = $bl([$q209, 7, $q209, $q32, 3, $q80]);
 const K1A0V14: readonly string[] = [$q78];
 const K1A0S6 = K1A0S0 + $q81;
-const K1A0V15: readonly string[] = [K1A0S0, $q211, K1A0S0, $q212];
+const K1A0V15: readonly string[] = [K1A0S0, $q212, K1A0S0, $q213];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q65, 11, 0]);
-const K1A0S8 = K1A0S7 + $q181;
-const K1A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q65, 11, 0]);
-const K1A0S9 = K1A0S7 + $q210;
+const K1A0V16: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q65, 11, 0]);
+const K1A0S8 = K1A0S7 + $q182;
+const K1A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q209, 6, $q209, $q65, 11, 0]);
+const K1A0S9 = K1A0S7 + $q211;
 const K1A0S10 = K1A0S7 + $q81;
-const K1A0V18: readonly string[] = [K1A0S7, $q212];
+const K1A0V18: readonly string[] = [K1A0S7, $q213];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q181;
-const K1A0S13 = K1A0S11 + $q187;
+const K1A0S12 = K1A0S11 + $q182;
+const K1A0S13 = K1A0S11 + $q188;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q65, 11, 0]);
-const K1A0S14 = K1A0S11 + $q210;
+const K1A0V20: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q65, 11, 0]);
+const K1A0S14 = K1A0S11 + $q211;
 const K1A0S15 = K1A0S11 + $q81;
-const K1A0V21: readonly string[] = [K1A0S11, $q211, K1A0S11, $q212];
+const K1A0V21: readonly string[] = [K1A0S11, $q212, K1A0S11, $q213];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q65, 11, 0]);
-const K1A0S17 = K1A0S16 + $q181;
-const K1A0S18 = K1A0S16 + $q210;
+const K1A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q65, 11, 0]);
+const K1A0S17 = K1A0S16 + $q182;
+const K1A0S18 = K1A0S16 + $q211;
 const K1A0S19 = K1A0S16 + $q81;
-const K1A0V23: readonly string[] = [K1A0S16, $q212];
+const K1A0V23: readonly string[] = [K1A0S16, $q213];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q181;
-const K1A0S22 = K1A0S20 + $q187;
+const K1A0S21 = K1A0S20 + $q182;
+const K1A0S22 = K1A0S20 + $q188;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q71, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q32, 3, $q80, $q65, 11, 0]);
-const K1A0V25: readonly string[] = [$q209];
-const K1A0S23 = K1A0S20 + $q215;
-const K1A0V26: readonly string[] = [K1A0S20, $q211];
+const K1A0V24: readonly BindingPlan[] = $bl([$q71, 7, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q32, 3, $q80, $q65, 11, 0]);
+const K1A0V25: readonly string[] = [$q210];
+const K1A0S23 = K1A0S20 + $q216;
+const K1A0V26: readonly string[] = [K1A0S20, $q212];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q181;
-const K1A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q32, 3, $q80, $q65, 11, 0]);
-const K1A0S26 = K1A0S24 + $q215;
+const K1A0S25 = K1A0S24 + $q182;
+const K1A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q32, 3, $q80, $q65, 11, 0]);
+const K1A0S26 = K1A0S24 + $q216;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q181;
-const K1A0S29 = K1A0S27 + $q187;
+const K1A0S28 = K1A0S27 + $q182;
+const K1A0S29 = K1A0S27 + $q188;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q215;
-const K1A0V28: readonly string[] = [K1A0S27, $q211];
+const K1A0S30 = K1A0S27 + $q216;
+const K1A0V28: readonly string[] = [K1A0S27, $q212];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q181;
-const K1A0S33 = K1A0S31 + $q215;
+const K1A0S32 = K1A0S31 + $q182;
+const K1A0S33 = K1A0S31 + $q216;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2011,25 +2021,26 @@ interface K1A0 {
   m13: number | null;
   m14: boolean | null;
   m15: boolean | null;
-  m16: number | null;
-  m17: number | null;
-  m18: number | null;
-  m19: boolean | null;
+  m16: boolean | null;
+  m17: boolean | null;
+  m18: boolean | null;
+  m19: number | null;
   m20: number | null;
-  m21: boolean | null;
+  m21: number | null;
   m22: boolean | null;
-  m23: boolean | null;
-  m24: number | null;
+  m23: number | null;
+  m24: boolean | null;
   m25: boolean | null;
   m26: number | null;
-  m27: number | null;
+  m27: boolean | null;
   m28: number | null;
   m29: number | null;
   m30: number | null;
   m31: number | null;
   m32: number | null;
-  m33: boolean | null;
-  m34: boolean | null;
+  m33: number | null;
+  m34: number | null;
+  m35: boolean | null;
 }
 /** derive "headLayoutOk": memo m0 */
 function K1A0_d0(o: K1A0): boolean {
@@ -2069,7 +2080,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q112);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2077,7 +2088,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2087,9 +2098,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q200) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q201) : 0));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q218);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2097,16 +2108,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q219);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q219, $q200).shape.length === 2)) && ($need(o.t10, $q220, $q202).shape.length === 2)) && $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q223, $q200).dtype === $q139)) && ($need(o.t10, $q224, $q202).dtype === $q139)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q220, $q201).shape.length === 2)) && ($need(o.t10, $q221, $q203).shape.length === 2)) && $same($need(o.t10, $q222, $q203).shape as readonly number[], $need(o.t9, $q223, $q201).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q224, $q201).dtype === $q102)) && ($need(o.t10, $q225, $q203).dtype === $q102)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q225);
+    throw $wrap(e, $q226);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2114,7 +2125,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q135);
+    throw $wrap(e, $q98);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2122,7 +2133,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q156);
+    throw $wrap(e, $q105);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2130,37 +2141,53 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q226);
+    throw $wrap(e, $q227);
   }
 }
-/** derive "sparseContractOk": memo m15 */
+/** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
-  return (o.m15 ??= ((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))));
+  try {
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q99, $q52).shape.length === 3)) && ($need(o.t2, $q100, $q54).shape.length === 3)) && $same($need(o.t1, $q228, $q52).shape as readonly number[], $need(o.t2, $q229, $q54).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q52) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q101, $q52).dtype === $q102)) && ($need(o.t2, $q103, $q54).dtype === $q102)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+  } catch (e) {
+    throw $wrap(e, $q104);
+  }
+}
+/** derive "packedKv": memo m16 */
+function K1A0_d16(o: K1A0): boolean {
+  return (o.m16 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** derive "qkvLayoutOk": memo m17 */
+function K1A0_d17(o: K1A0): boolean {
+  return (o.m17 ??= ((o.m15 ?? K1A0_d15(o)) || (o.m16 ?? K1A0_d16(o))));
+}
+/** derive "sparseContractOk": memo m18 */
+function K1A0_d18(o: K1A0): boolean {
+  return (o.m18 ??= (((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))) && (o.m17 ?? K1A0_d17(o))));
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q227, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q188, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q111, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q230, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q189, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q182, () => o.a0]);
+  return $why(path, K0A0V6, [$q183, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q108 : K1A0_x3(o, [...path, $q228]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q108, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q116 : K1A0_x3(o, [...path, $q231]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[0], $q94, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q107, () => o.t11!.shape[1], $q229, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q95, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q113, () => o.t11!.shape[0], $q94, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q115, () => o.t11!.shape[1], $q232, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q95, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q110, $q109])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q230, () => o.s4, $q231, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q94, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q101, $q102, $q101])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q233, () => o.s4, $q234, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q94, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q109, $q110, $q109])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q104, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q227, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q232, () => o.s6[1]]), () => $why(path, K0A0V7, [$q232, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q112, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q230, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q235, () => o.s6[1]]), () => $why(path, K0A0V8, [$q235, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
@@ -2169,131 +2196,131 @@ function K1A0_x7(o: K1A0, path: readonly string[]): string {
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q219, $q200).shape.length === 2), () => $why(path, K0A0V9, [$q219, () => $need(o.t9, $q219, $q200).shape.length]), () => ($need(o.t10, $q220, $q202).shape.length === 2), () => $why(path, K0A0V9, [$q220, () => $need(o.t10, $q220, $q202).shape.length]), () => $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t10, $q221, $q202).shape, $q222, () => $need(o.t9, $q222, $q200).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q217, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q218, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q223, $q200).dtype === $q139), () => $why(path, K0A0V1, [$q223, () => $need(o.t9, $q223, $q200).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q224, () => $need(o.t10, $q224, $q202).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q186, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q228]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q220, $q201).shape.length === 2), () => $why(path, K0A0V10, [$q220, () => $need(o.t9, $q220, $q201).shape.length]), () => ($need(o.t10, $q221, $q203).shape.length === 2), () => $why(path, K0A0V10, [$q221, () => $need(o.t10, $q221, $q203).shape.length]), () => $same($need(o.t10, $q222, $q203).shape as readonly number[], $need(o.t9, $q223, $q201).shape as readonly number[]), () => $why(path, K0A0V0, [$q222, () => $need(o.t10, $q222, $q203).shape, $q223, () => $need(o.t9, $q223, $q201).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q218, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q219, () => K1A0_d10(o), $q108, () => o.s3[3]]), () => ($need(o.t9, $q224, $q201).dtype === $q102), () => $why(path, K0A0V1, [$q224, () => $need(o.t9, $q224, $q201).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q225, () => $need(o.t10, $q225, $q203).dtype, $q110, $q109])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q187, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q231]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
   return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
+/** why "qkvLayoutOk" is not true */
+function K1A0_x10(o: K1A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q104, () => K1A0_d15(o), $q118, () => K1A0_d16(o)]);
+}
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q93]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q111]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q110]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q216]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q225]), () => K1A0_x9(o, [...path, $q226])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q93]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q120]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q119]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q217]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q226]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q227]), () => K1A0_x10(o, [...path, $q121])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
   try {
-    return ((o.m15 ?? K1A0_d15(o))) === true;
+    return ((o.m18 ?? K1A0_d18(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q233, () => K1A0_x0(o, [...[], $q233]));
+  return $condWhy(() => K1A0_d18(o), $q236, () => K1A0_x0(o, [...[], $q236]));
 }
-/** derive "appendCount": memo m16 */
-function K1A0_d16(o: K1A0): number {
+/** derive "appendCount": memo m19 */
+function K1A0_d19(o: K1A0): number {
   try {
-    return (o.m16 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
+    return (o.m19 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
   } catch (e) {
     throw $wrap(e, "appendCount");
   }
 }
-/** derive "rotaryCount": memo m17 */
-function K1A0_d17(o: K1A0): number {
+/** derive "rotaryCount": memo m20 */
+function K1A0_d20(o: K1A0): number {
   try {
-    return (o.m17 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
+    return (o.m20 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
   } catch (e) {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "qPerKv": memo m18 */
-function K1A0_d18(o: K1A0): number {
+/** derive "qPerKv": memo m21 */
+function K1A0_d21(o: K1A0): number {
   try {
-    return (o.m18 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+    return (o.m21 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q132);
+    throw $wrap(e, $q142);
   }
 }
-/** derive "sparseRowOk": memo m19 */
-function K1A0_d19(o: K1A0): boolean {
+/** derive "sparseRowOk": memo m22 */
+function K1A0_d22(o: K1A0): boolean {
   try {
-    return (o.m19 ??= (((o.s3[3] === 128) && (((o.m18 ?? K1A0_d18(o)) as number) <= (8 as number))) && ($modN((o.a5 as number), (32 as number)) === 0)));
+    return (o.m22 ??= (((o.s3[3] === 128) && (((o.m21 ?? K1A0_d21(o)) as number) <= (8 as number))) && ($modN((o.a5 as number), (32 as number)) === 0)));
   } catch (e) {
     throw $wrap(e, "sparseRowOk");
   }
 }
-/** derive "attnWorkgroupSize": memo m20 */
-function K1A0_d20(o: K1A0): number {
-  return (o.m20 ??= ((o.m19 ?? K1A0_d19(o)) ? 32 : 64));
+/** derive "attnWorkgroupSize": memo m23 */
+function K1A0_d23(o: K1A0): number {
+  return (o.m23 ??= ((o.m22 ?? K1A0_d22(o)) ? 32 : 64));
 }
-/** derive "dispatchFits": memo m21 */
-function K1A0_d21(o: K1A0): boolean {
+/** derive "dispatchFits": memo m24 */
+function K1A0_d24(o: K1A0): boolean {
   try {
-    return (o.m21 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m20 ?? K1A0_d20(o)) as number) <= (1024 as number))));
+    return (o.m24 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m23 ?? K1A0_d23(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q127);
   }
 }
 /** why "dispatchFits" is not true */
-function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q229, () => o.s0[1], $q113, $q114]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a1, $q113, $q114]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q94, () => o.s0[0], $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q234, () => K1A0_d20(o), $q115, $q116]), () => ((K1A0_d20(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q234, () => K1A0_d20(o), $q128, $q116]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q128, $q116])]);
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q232, () => o.s0[1], $q123, $q124]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q36, () => o.a1, $q123, $q124]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q94, () => o.s0[0], $q123, $q124]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q123, $q124]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q123, $q124]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d23(o), $q125, $q126]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d23(o), $q138, $q126]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q138, $q126])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
   try {
-    return ((o.m21 ?? K1A0_d21(o))) === true;
+    return ((o.m24 ?? K1A0_d24(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q117, () => K1A0_x10(o, [...[], $q117]));
+  return $condWhy(() => K1A0_d24(o), $q127, () => K1A0_x11(o, [...[], $q127]));
 }
-/** derive "bindingsFit": memo m22 */
-function K1A0_d22(o: K1A0): boolean {
+/** derive "bindingsFit": memo m25 */
+function K1A0_d25(o: K1A0): boolean {
   try {
-    return (o.m22 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
+    return (o.m25 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q235);
+    throw $wrap(e, $q238);
   }
 }
 /** why "bindingsFit" is not true */
-function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q236, $q126]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q236, $q126])]);
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q239, $q136]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q239, $q136])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
   try {
-    return ((o.m22 ?? K1A0_d22(o))) === true;
+    return ((o.m25 ?? K1A0_d25(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q235, () => K1A0_x11(o, [...[], $q235]));
-}
-/** derive "packedKv": memo m23 */
-function K1A0_d23(o: K1A0): boolean {
-  return (o.m23 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+  return $condWhy(() => K1A0_d25(o), $q238, () => K1A0_x12(o, [...[], $q238]));
 }
 /** why "packedKv" is not true */
-function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q157, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q237, () => o.s0[2], $q156, () => K1A0_d13(o)])]);
+function K1A0_x13(o: K1A0, path: readonly string[]): string {
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q159, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q240, () => o.s0[2], $q105, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
   try {
-    return ((o.m23 ?? K1A0_d23(o))) === true;
+    return ((o.m16 ?? K1A0_d16(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q158, () => K1A0_x12(o, [...[], $q158]));
+  return $condWhy(() => K1A0_d16(o), $q118, () => K1A0_x13(o, [...[], $q118]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2305,122 +2332,122 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q228, () => K1A0_x3(o, [...[], $q228]));
+  return $condWhy(() => K1A0_d1(o), $q231, () => K1A0_x3(o, [...[], $q231]));
 }
-/** derive "attnStorageBytes": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "attnStorageBytes": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m18 ?? K1A0_d18(o)) as number, o.s3[3] as number) as number, $mulN((o.m18 ?? K1A0_d18(o)) as number, (o.m20 ?? K1A0_d20(o)) as number) as number) as number, $chk((2 as number) * ((o.m20 ?? K1A0_d20(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m18 ?? K1A0_d18(o)) as number) as number) as number, 4 as number) as number));
+    return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, $chk((2 as number) * ((o.m23 ?? K1A0_d23(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q238);
+    throw $wrap(e, $q241);
   }
 }
-/** derive "attnStorageFits": memo m25 */
-function K1A0_d25(o: K1A0): boolean {
-  return (o.m25 ??= ((((o.m18 ?? K1A0_d18(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (49152 as number))));
+/** derive "attnStorageFits": memo m27 */
+function K1A0_d27(o: K1A0): boolean {
+  return (o.m27 ??= ((((o.m21 ?? K1A0_d21(o)) as number) <= (32 as number)) && (((o.m26 ?? K1A0_d26(o)) as number) <= (49152 as number))));
 }
 /** why "attnStorageFits" is not true */
-function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d18(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q132, () => K1A0_d18(o)]), () => $why(path, K0A0V7, [$q238, () => K1A0_d24(o), $q130, $q131])]);
+function K1A0_x14(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((K1A0_d21(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q142, () => K1A0_d21(o)]), () => $why(path, K0A0V8, [$q241, () => K1A0_d26(o), $q140, $q141])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m25 ?? K1A0_d25(o))) === true;
+    return ((o.m27 ?? K1A0_d27(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q239, () => K1A0_x13(o, [...[], $q239]));
+  return $condWhy(() => K1A0_d27(o), $q242, () => K1A0_x14(o, [...[], $q242]));
 }
-/** derive "sparseKeyCeiling": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m28 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m27 */
-function K1A0_d27(o: K1A0): number {
+/** derive "sparseSplitCap": memo m29 */
+function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m27 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m29 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m28 ?? K1A0_d28(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m28 */
-function K1A0_d28(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m30 */
+function K1A0_d30(o: K1A0): number {
   try {
-    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m30 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m29 */
-function K1A0_d29(o: K1A0): number {
-  try {
-    return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q118);
-  }
-}
-/** derive "sparsePartialBytes": memo m30 */
-function K1A0_d30(o: K1A0): number {
-  try {
-    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q240);
-  }
-}
-/** derive "sparseMergeLanes": memo m31 */
+/** derive "numSplits": memo m31 */
 function K1A0_d31(o: K1A0): number {
   try {
-    return (o.m31 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m31 ??= $max((1 as number), ($min(((o.m29 ?? K1A0_d29(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m30 ?? K1A0_d30(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q128);
+  }
+}
+/** derive "sparsePartialBytes": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  try {
+    return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q243);
+  }
+}
+/** derive "sparseMergeLanes": memo m33 */
+function K1A0_d33(o: K1A0): number {
+  try {
+    return (o.m33 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
-/** derive "sparseMergeWg": memo m32 */
-function K1A0_d32(o: K1A0): number {
-  return (o.m32 ??= $max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
+/** derive "sparseMergeWg": memo m34 */
+function K1A0_d34(o: K1A0): number {
+  return (o.m34 ??= $max(((o.m33 ?? K1A0_d33(o)) as number), (256 as number)));
 }
-/** derive "sparseSplitFits": memo m33 */
-function K1A0_d33(o: K1A0): boolean {
+/** derive "sparseSplitFits": memo m35 */
+function K1A0_d35(o: K1A0): boolean {
   try {
-    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (1073741824 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (49152 as number))));
+    return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1073741824 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (1024 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q241);
+    throw $wrap(e, $q244);
   }
 }
 /** why "sparseSplitFits" is not true */
-function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q118, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q113, $q114]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q118, () => K1A0_d29(o), $q113, $q114]), () => ((K1A0_d30(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V7, [$q240, () => K1A0_d30(o), $q236, $q126]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q242, () => K1A0_d32(o), $q115, $q116]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q242, () => K1A0_d32(o), $q128, $q116]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q130, $q131])]);
+function K1A0_x15(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q128, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q123, $q124]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q128, () => K1A0_d31(o), $q123, $q124]), () => ((K1A0_d32(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q243, () => K1A0_d32(o), $q239, $q136]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q245, () => K1A0_d34(o), $q125, $q126]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q245, () => K1A0_d34(o), $q138, $q126]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q140, $q141])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m33 ?? K1A0_d33(o))) === true;
+    return ((o.m35 ?? K1A0_d35(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q241, () => K1A0_x14(o, [...[], $q241]));
+  return $condWhy(() => K1A0_d35(o), $q244, () => K1A0_x15(o, [...[], $q244]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q184, $q200).shape, 1, $q222);
+    return $dimS($need(o.t9, $q185, $q201).shape, 1, $q223);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q184, $q200).shape, 1, $q222));
+    return $show($dimS($need(o.t9, $q185, $q201).shape, 1, $q223));
   } catch (e) {
     if (e instanceof EvalFailure) return $q23 + e.message;
     throw e;
@@ -2430,22 +2457,22 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q5 = $buf(o.t9!, $q200, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q6 = $buf(o.t10!, $q202, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
+    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q200, $q201);
+    const q5 = $buf(o.t9!, $q201, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q202, $q203);
+    const q6 = $buf(o.t10!, $q203, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q244, $q245, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q247, $q248, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2454,18 +2481,18 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q1 = $buf(o.t9!, $q200, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q2 = $buf(o.t10!, $q202, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
+    if (o.t9 === null) $omitted(pp, $q200, $q201);
+    const q1 = $buf(o.t9!, $q201, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q202, $q203);
+    const q2 = $buf(o.t10!, $q203, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
@@ -2475,23 +2502,23 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q205, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q207, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q206, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q208, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
+    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m29 ?? K1A0_d29(o));
+    const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q250, $q251, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q253, $q254, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2504,7 +2531,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q153, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q156, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2514,21 +2541,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S0 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S0 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q254;
-    if (s1 === undefined) $noShown(K1A0S0 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q257;
+    if (s1 === undefined) $noShown(K1A0S0 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q203) * 2), 1073741824, $q50, K1A0S0, $q256);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q204) * 2), 1073741824, $q50, K1A0S0, $q259);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q208) * 4), 1073741824, $q50, K1A0S0, $q257);
-    return $plan($q180, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q209) * 4), 1073741824, $q50, K1A0S0, $q260);
+    return $plan($q181, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2549,24 +2576,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q228, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q231, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
+    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q244, $q245, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q247, $q248, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2575,23 +2602,23 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q205, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q207, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q206, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q208, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q199, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
+    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m29 ?? K1A0_d29(o));
+    const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q250, $q251, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q253, $q254, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2600,14 +2627,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q258;
-    if (s0 === undefined) $noShown(K1A0S7 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q261;
+    if (s0 === undefined) $noShown(K1A0S7 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q208) * 4), 1073741824, $q50, K1A0S7, $q257);
-    return $plan($q180, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q209) * 4), 1073741824, $q50, K1A0S7, $q260);
+    return $plan($q181, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2618,29 +2645,21 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m34 */
-function K1A0_d34(o: K1A0): boolean {
-  try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q136, $q52).shape.length === 3)) && ($need(o.t2, $q137, $q54).shape.length === 3)) && $same($need(o.t1, $q259, $q52).shape as readonly number[], $need(o.t2, $q260, $q54).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q52) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q138, $q52).dtype === $q139)) && ($need(o.t2, $q140, $q54).dtype === $q139)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
-  } catch (e) {
-    throw $wrap(e, $q141);
-  }
-}
 /** why "separateKv" is not true */
-function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q142, () => (o.t2 !== null), () => $where(path) + $q143, () => ($need(o.t1, $q136, $q52).shape.length === 3), () => $why(path, K1A0V19, [$q136, () => $need(o.t1, $q136, $q52).shape.length]), () => ($need(o.t2, $q137, $q54).shape.length === 3), () => $why(path, K1A0V19, [$q137, () => $need(o.t2, $q137, $q54).shape.length]), () => $same($need(o.t1, $q259, $q52).shape as readonly number[], $need(o.t2, $q260, $q54).shape as readonly number[]), () => $why(path, K0A0V0, [$q259, () => $need(o.t1, $q259, $q52).shape, $q260, () => $need(o.t2, $q260, $q54).shape]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q144, () => $dimT(o.t1, (0 as number), $q52), $q94, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === o.s0[1]), () => $why(path, K0A0V1, [$q145, () => $dimT(o.t1, (1 as number), $q52), $q229, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q52) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q52), $q135, () => K1A0_d12(o)]), () => ($need(o.t1, $q138, $q52).dtype === $q139), () => $why(path, K0A0V1, [$q138, () => $need(o.t1, $q138, $q52).dtype, $q102, $q101]), () => ($need(o.t2, $q140, $q54).dtype === $q139), () => $why(path, K0A0V1, [$q140, () => $need(o.t2, $q140, $q54).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q237, () => o.s0[2], $q95, () => K1A0_d3(o)])]);
+function K1A0_x16(o: K1A0, path: readonly string[]): string {
+  return $and([() => (o.t1 !== null), () => $where(path) + $q145, () => (o.t2 !== null), () => $where(path) + $q146, () => ($need(o.t1, $q99, $q52).shape.length === 3), () => $why(path, K1A0V19, [$q99, () => $need(o.t1, $q99, $q52).shape.length]), () => ($need(o.t2, $q100, $q54).shape.length === 3), () => $why(path, K1A0V19, [$q100, () => $need(o.t2, $q100, $q54).shape.length]), () => $same($need(o.t1, $q228, $q52).shape as readonly number[], $need(o.t2, $q229, $q54).shape as readonly number[]), () => $why(path, K0A0V0, [$q228, () => $need(o.t1, $q228, $q52).shape, $q229, () => $need(o.t2, $q229, $q54).shape]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q147, () => $dimT(o.t1, (0 as number), $q52), $q94, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === o.s0[1]), () => $why(path, K0A0V1, [$q148, () => $dimT(o.t1, (1 as number), $q52), $q232, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q52) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q52), $q98, () => K1A0_d12(o)]), () => ($need(o.t1, $q101, $q52).dtype === $q102), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q52).dtype, $q110, $q109]), () => ($need(o.t2, $q103, $q54).dtype === $q102), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q54).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q240, () => o.s0[2], $q95, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m34 ?? K1A0_d34(o))) === true;
+    return ((o.m15 ?? K1A0_d15(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q141, () => K1A0_x15(o, [...[], $q141]));
+  return $condWhy(() => K1A0_d15(o), $q104, () => K1A0_x16(o, [...[], $q104]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2649,22 +2668,22 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
     if (o.t2 === null) $omitted(pp, $q53, $q54);
     const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q6 = $buf(o.t9!, $q200, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q7 = $buf(o.t10!, $q202, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
+    const q2 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q200, $q201);
+    const q6 = $buf(o.t9!, $q201, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q202, $q203);
+    const q7 = $buf(o.t10!, $q203, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q244, $q245, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q247, $q248, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2674,21 +2693,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S11 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q262;
+    if (s0 === undefined) $noShown(K1A0S11 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
-    if (s1 === undefined) $noShown(K1A0S11 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q263;
+    if (s1 === undefined) $noShown(K1A0S11 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q203) * 2), 1073741824, $q50, K1A0S11, $q256);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q204) * 2), 1073741824, $q50, K1A0S11, $q259);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q208) * 4), 1073741824, $q50, K1A0S11, $q257);
-    return $plan($q180, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q209) * 4), 1073741824, $q50, K1A0S11, $q260);
+    return $plan($q181, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2706,18 +2725,18 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
     if (o.t2 === null) $omitted(pp, $q53, $q54);
     const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), 0, 0];
+    const q2 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q244, $q245, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q247, $q248, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2726,14 +2745,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
-    if (s0 === undefined) $noShown(K1A0S16 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q264;
+    if (s0 === undefined) $noShown(K1A0S16 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q208) * 4), 1073741824, $q50, K1A0S16, $q257);
-    return $plan($q180, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q209) * 4), 1073741824, $q50, K1A0S16, $q260);
+    return $plan($q181, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2747,20 +2766,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q205, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q207, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q206, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q208, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
     const q6 = $buf(o.t11!, $q80, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
+    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q264, $q265, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q265, $q266, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2770,17 +2789,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S20 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S20 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q254;
-    if (s1 === undefined) $noShown(K1A0S20 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q257;
+    if (s1 === undefined) $noShown(K1A0S20 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q203) * 2), 1073741824, $q50, K1A0S20, $q256);
-    return $plan($q180, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q204) * 2), 1073741824, $q50, K1A0S20, $q259);
+    return $plan($q181, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2794,30 +2813,30 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q205, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q207, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q196, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q198, 4, K1A0V7);
+    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q206, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q208, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q197, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q199, 4, K1A0V7);
     const q7 = $buf(o.t11!, $q80, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q243), $u32(o.s0[0], pp, $q147), $u32(o.s5[0], pp, $q246), $u32(r0, pp, $q247), $u32(o.s6[1], pp, $q248), $u32(o.s3[2], pp, $q249), $f32(o.a4, pp, $q152), 0];
+    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q264, $q265, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q265, $q266, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q258;
-  if (s0 === undefined) $noShown(K1A0S24 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q261;
+  if (s0 === undefined) $noShown(K1A0S24 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q180, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q181, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2829,17 +2848,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S27 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q262;
+    if (s0 === undefined) $noShown(K1A0S27 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
-    if (s1 === undefined) $noShown(K1A0S27 + $q255, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q263;
+    if (s1 === undefined) $noShown(K1A0S27 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q203) * 2), 1073741824, $q50, K1A0S27, $q256);
-    return $plan($q180, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q204) * 2), 1073741824, $q50, K1A0S27, $q259);
+    return $plan($q181, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2851,10 +2870,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
-  if (s0 === undefined) $noShown(K1A0S31 + $q253, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q264;
+  if (s0 === undefined) $noShown(K1A0S31 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q180, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q181, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2866,19 +2885,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q180, $q163);
+    $evalFail(e, $q181, $q164);
   }
-  const h0 = $outShape(o0, 3, $q180, $q80);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q139, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q180, $q80, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q181, $q80);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q102, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q181, $q80, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q180, $q192, o.u3.shape, h1, $q231);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q181, $q193, o.u3.shape, h1, $q234);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q180, $q194, o.u4.shape, h2, $q230);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q181, $q195, o.u4.shape, h2, $q233);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q164, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q164, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q164, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q165, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q165, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q165, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2888,7 +2907,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q165, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q166, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
@@ -2930,32 +2949,32 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q54:
           t2 = $td(ins[key], K1, $q31, key);
           break;
-        case $q192:
+        case $q193:
           t3 = $td(ins[key], K1, $q31, key);
           break;
-        case $q194:
+        case $q195:
           t4 = $td(ins[key], K1, $q31, key);
           break;
-        case $q205:
+        case $q206:
           t5 = $td(ins[key], K1, $q31, key);
           break;
-        case $q207:
+        case $q208:
           t6 = $td(ins[key], K1, $q31, key);
           break;
-        case $q196:
+        case $q197:
           t7 = $td(ins[key], K1, $q31, key);
           break;
-        case $q198:
+        case $q199:
           t8 = $td(ins[key], K1, $q31, key);
           break;
-        case $q200:
+        case $q201:
           t9 = $td(ins[key], K1, $q31, key);
           break;
-        case $q202:
+        case $q203:
           t10 = $td(ins[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q166 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q167 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2966,14 +2985,14 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q80:
           t11 = $td(outs[key], K1, $q32, key);
           break;
-        case $q192:
+        case $q193:
           u3 = $td(outs[key], K1, $q32, key);
           break;
-        case $q194:
+        case $q195:
           u4 = $td(outs[key], K1, $q32, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q168 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2981,26 +3000,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q266:
+        case $q267:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q169:
+        case $q170:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q171:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q267:
+        case $q268:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q151:
+        case $q154:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q268:
+        case $q269:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q171 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q172 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3024,44 +3043,44 @@ export function plan1(call: SparseAttentionCall): Plan {
     if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q54);
   }
   if (t3 === null) {
-    $missing(K1, $q31, $q192);
+    $missing(K1, $q31, $q193);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q192);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q193);
   }
   if (t4 === null) {
-    $missing(K1, $q31, $q194);
+    $missing(K1, $q31, $q195);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q194);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q195);
   }
   if (t5 === null) {
-    $missing(K1, $q31, $q205);
+    $missing(K1, $q31, $q206);
   } else {
     dt1 = t5.dtype;
-    by1 = $q205;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q205);
+    by1 = $q206;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q206);
   }
   if (t6 === null) {
-    $missing(K1, $q31, $q207);
+    $missing(K1, $q31, $q208);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q207);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q208);
   }
   if (t7 === null) {
-    $missing(K1, $q31, $q196);
+    $missing(K1, $q31, $q197);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q196);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q197);
   }
   if (t8 === null) {
-    $missing(K1, $q31, $q198);
+    $missing(K1, $q31, $q199);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q198);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q199);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q200);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q201);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q202);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q203);
   }
   if (t11 === null) {
   } else {
@@ -3069,35 +3088,35 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q192);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q193);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q194);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q195);
   }
-  if (dt0 === undefined) dt0 = $q139;
-  else if (dt0 !== $q139) $fail($q0, K1 + $q172 + dt0 + $q173);
-  if (dt1 === undefined) dt1 = $q174;
-  else if (dt1 !== $q174) $fail($q0, K1 + ": M = " + dt1 + $q175);
-  $num(g0, false, K1, $q266);
-  $num(g1, false, K1, $q169);
-  $num(g2, false, K1, $q170);
-  $num(g3, false, K1, $q267);
-  $num(g4, false, K1, $q151);
-  $num(g5, false, K1, $q268);
+  if (dt0 === undefined) dt0 = $q102;
+  else if (dt0 !== $q102) $fail($q0, K1 + $q173 + dt0 + $q174);
+  if (dt1 === undefined) dt1 = $q175;
+  else if (dt1 !== $q175) $fail($q0, K1 + ": M = " + dt1 + $q176);
+  $num(g0, false, K1, $q267);
+  $num(g1, false, K1, $q170);
+  $num(g2, false, K1, $q171);
+  $num(g3, false, K1, $q268);
+  $num(g4, false, K1, $q154);
+  $num(g5, false, K1, $q269);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
-  if (a1 === undefined) $fail($q0, K1 + $q176);
-  if (a2 === undefined) $fail($q0, K1 + $q177);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q270);
+  if (a1 === undefined) $fail($q0, K1 + $q177);
+  if (a2 === undefined) $fail($q0, K1 + $q178);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q270);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q139 && dt1 === $q174) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q165, K1 + $q178 + "T=" + dt0 + ", " + "M=" + dt1 + $q179);
+  if (dt0 === $q102 && dt1 === $q175) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q166, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

@@ -91,179 +91,180 @@ const $q84 = "batchSize";
 const $q85 = "qHidden";
 const $q86 = "ranks.slotMappingT";
 const $q87 = "slotShapeOk";
-const $q88 = "shapes.valueCacheT";
-const $q89 = "shapes.keyCacheT";
-const $q90 = "headSize";
-const $q91 = "\"float16\"";
-const $q92 = "tensorDtypes.queryT";
-const $q93 = "attrs.num_heads % attrs.kv_num_heads";
-const $q94 = "maxBlocks";
-const $q95 = "dim(shapes.outputT, 0)";
-const $q96 = "tokenCount";
-const $q97 = "dim(shapes.outputT, 1)";
-const $q98 = "`true` is false";
-const $q99 = "`present.slotMappingT` is false";
-const $q100 = "cacheShapeOk";
-const $q101 = "ioShapeOk";
-const $q102 = "pagedContractOk";
-const $q103 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q104 = "65535";
-const $q105 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q106 = "1024";
-const $q107 = "dispatchFits";
-const $q108 = "numSplits";
-const $q109 = "headVec";
-const $q110 = "pagedSplitScratchBytes";
-const $q111 = "pagedSplitStatsBytes";
-const $q112 = "pagedSplitWg";
-const $q113 = "pagedSplitFits";
-const $q114 = "cacheVec4Ok";
-const $q115 = "device.limits.maxStorageBufferBindingSize";
-const $q116 = "134217728";
-const $q117 = "device.limits.maxBufferSize";
-const $q118 = "268435456";
-const $q119 = "device.limits.maxComputeWorkgroupSizeX";
-const $q120 = "pagedMergeWg";
-const $q121 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q122 = "32768";
-const $q123 = "qPerKv";
-const $q124 = "pagedSplitStorageBytes";
-const $q125 = "pagedSplitStorageFits";
-const $q126 = "kvHidden";
-const $q127 = "ranks.keyT";
-const $q128 = "ranks.valueT";
-const $q129 = "tensorDtypes.keyT";
-const $q130 = "float16";
-const $q131 = "tensorDtypes.valueT";
-const $q132 = "separateKv";
-const $q133 = "`present.keyT` is false";
-const $q134 = "`present.valueT` is false";
-const $q135 = "dim(shapes.keyT, 0)";
-const $q136 = "dim(shapes.keyT, 1)";
-const $q137 = "dim(shapes.queryT, 1)";
-const $q138 = "params.batchSize";
-const $q139 = "params.scatterCount";
-const $q140 = "scatter";
-const $q141 = "PagedAttention.ScatterKV";
-const $q142 = "scale";
-const $q143 = "params.scale";
-const $q144 = "merge";
-const $q145 = "intermediate `partialOut`";
-const $q146 = "intermediate `partialStats`";
-const $q147 = "packedStride";
-const $q148 = "present.valueT";
-const $q149 = "packedKv";
-const $q150 = "pagedAttnWg";
-const $q151 = "pagedAttnStorageBytes";
-const $q152 = "pagedAttnStorageFits";
-const $q153 = "outputStoreOk";
-const $q154 = "the shape of output `outputT`";
-const $q155 = "contract";
-const $q156 = "no_variant";
-const $q157 = ": unknown input `";
-const $q158 = ": unknown output `";
-const $q159 = "is_causal";
-const $q160 = "kv_num_heads";
-const $q161 = "num_heads";
-const $q162 = ": unknown attribute `";
-const $q163 = ": T = ";
-const $q164 = " is not allowed; allowed: float16";
-const $q165 = "int32";
-const $q166 = " is not allowed; allowed: int32";
-const $q167 = ": attribute `kv_num_heads` is required";
-const $q168 = ": attribute `num_heads` is required";
-const $q169 = ": nothing was built for ";
-const $q170 = " on profile mobile-1024-f16";
-const $q171 = "SparseAttention";
-const $q172 = ": pass `append`";
-const $q173 = "attrs.do_rotary";
-const $q174 = "attrs.rotary_interleaved";
-const $q175 = "dim(shapes.cosCacheT, 1)";
-const $q176 = "dim(shapes.pastKeyT, 3)";
-const $q177 = "present.cosCacheT";
-const $q178 = ": pass `rotate_q`";
-const $q179 = "attrs.sparse_block_size";
-const $q180 = "ef7bb38d08559d38";
-const $q181 = ": no shader was built for pass `split_attend` with ";
-const $q182 = "present_key";
-const $q183 = "pastKeyT";
-const $q184 = "present_value";
-const $q185 = "pastValueT";
-const $q186 = "total_sequence_length";
-const $q187 = "totalSequenceLengthT";
-const $q188 = "key_total_sequence_lengths";
-const $q189 = "keyTotalSequenceLengthsT";
-const $q190 = "cos_cache";
-const $q191 = "cosCacheT";
-const $q192 = "sin_cache";
-const $q193 = "sinCacheT";
-const $q194 = "rotatedQuery";
-const $q195 = "block_row_indices";
-const $q196 = "blockRowIndicesT";
-const $q197 = "block_col_indices";
-const $q198 = "blockColIndicesT";
-const $q199 = "partial";
-const $q200 = "uniform field `params.rowStride`";
-const $q201 = ": pass `split_attend`";
-const $q202 = "the shape of intermediate `rotatedQuery`";
-const $q203 = "the shape of intermediate `partial`";
-const $q204 = "ecd9da5f041404dd";
-const $q205 = ": no shader was built for pass `attend` with ";
-const $q206 = ": pass `attend`";
-const $q207 = "layoutShapeOk";
-const $q208 = "rotaryHalf";
-const $q209 = "rotaryDim";
-const $q210 = "ranks.cosCacheT";
-const $q211 = "ranks.sinCacheT";
-const $q212 = "shapes.sinCacheT";
-const $q213 = "shapes.cosCacheT";
-const $q214 = "tensorDtypes.cosCacheT";
-const $q215 = "tensorDtypes.sinCacheT";
-const $q216 = "rotaryOk";
-const $q217 = "indexFits";
-const $q218 = "numLayout";
-const $q219 = "usesRotary";
-const $q220 = "seqLen";
-const $q221 = "shapes.pastValueT";
-const $q222 = "shapes.pastKeyT";
-const $q223 = "maxNnz";
-const $q224 = "sparseContractOk";
-const $q225 = "attnWorkgroupSize";
-const $q226 = "bindingsFit";
-const $q227 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q228 = "dim(shapes.queryT, 2)";
-const $q229 = "attnStorageBytes";
-const $q230 = "attnStorageFits";
-const $q231 = "sparsePartialBytes";
-const $q232 = "sparseSplitFits";
-const $q233 = "sparseMergeWg";
-const $q234 = "params.seqLen";
-const $q235 = "append";
-const $q236 = "SparseAttention.AppendKV";
-const $q237 = "params.numLayout";
-const $q238 = "params.rowStride";
-const $q239 = "params.colStride";
-const $q240 = "params.maxCacheSeq";
-const $q241 = "split_attend";
-const $q242 = "SparseAttention.AttendSplitK";
-const $q243 = "53e66795f9f06e1d";
-const $q244 = ": no shader was built for pass `append` with ";
-const $q245 = "e2e85934a2ff68b0";
-const $q246 = ": no shader was built for pass `rotate_q` with ";
-const $q247 = "intermediate `rotatedQuery`";
-const $q248 = "intermediate `partial`";
-const $q249 = "5a474934870ba7e5";
-const $q250 = "shapes.keyT";
-const $q251 = "shapes.valueT";
-const $q252 = "f0b09462c4c98544";
-const $q253 = "6a660dd43e311763";
-const $q254 = "a4768a1ecce226ae";
-const $q255 = "attend";
-const $q256 = "SparseAttention.Attend";
-const $q257 = "do_rotary";
-const $q258 = "rotary_interleaved";
-const $q259 = "sparse_block_size";
-const $q260 = "; allowed values: 0, 1";
+const $q88 = "kvHidden";
+const $q89 = "ranks.keyT";
+const $q90 = "ranks.valueT";
+const $q91 = "tensorDtypes.keyT";
+const $q92 = "float16";
+const $q93 = "tensorDtypes.valueT";
+const $q94 = "separateKv";
+const $q95 = "packedStride";
+const $q96 = "shapes.valueCacheT";
+const $q97 = "shapes.keyCacheT";
+const $q98 = "headSize";
+const $q99 = "\"float16\"";
+const $q100 = "tensorDtypes.queryT";
+const $q101 = "attrs.num_heads % attrs.kv_num_heads";
+const $q102 = "maxBlocks";
+const $q103 = "dim(shapes.outputT, 0)";
+const $q104 = "tokenCount";
+const $q105 = "dim(shapes.outputT, 1)";
+const $q106 = "`true` is false";
+const $q107 = "`present.slotMappingT` is false";
+const $q108 = "packedKv";
+const $q109 = "cacheShapeOk";
+const $q110 = "ioShapeOk";
+const $q111 = "qkvLayoutOk";
+const $q112 = "pagedContractOk";
+const $q113 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q114 = "65535";
+const $q115 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q116 = "1024";
+const $q117 = "dispatchFits";
+const $q118 = "numSplits";
+const $q119 = "headVec";
+const $q120 = "pagedSplitScratchBytes";
+const $q121 = "pagedSplitStatsBytes";
+const $q122 = "pagedSplitWg";
+const $q123 = "pagedSplitFits";
+const $q124 = "cacheVec4Ok";
+const $q125 = "device.limits.maxStorageBufferBindingSize";
+const $q126 = "134217728";
+const $q127 = "device.limits.maxBufferSize";
+const $q128 = "268435456";
+const $q129 = "device.limits.maxComputeWorkgroupSizeX";
+const $q130 = "pagedMergeWg";
+const $q131 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q132 = "32768";
+const $q133 = "qPerKv";
+const $q134 = "pagedSplitStorageBytes";
+const $q135 = "pagedSplitStorageFits";
+const $q136 = "`present.keyT` is false";
+const $q137 = "`present.valueT` is false";
+const $q138 = "dim(shapes.keyT, 0)";
+const $q139 = "dim(shapes.keyT, 1)";
+const $q140 = "dim(shapes.queryT, 1)";
+const $q141 = "params.batchSize";
+const $q142 = "params.scatterCount";
+const $q143 = "scatter";
+const $q144 = "PagedAttention.ScatterKV";
+const $q145 = "scale";
+const $q146 = "params.scale";
+const $q147 = "merge";
+const $q148 = "intermediate `partialOut`";
+const $q149 = "intermediate `partialStats`";
+const $q150 = "present.valueT";
+const $q151 = "pagedAttnWg";
+const $q152 = "pagedAttnStorageBytes";
+const $q153 = "pagedAttnStorageFits";
+const $q154 = "outputStoreOk";
+const $q155 = "the shape of output `outputT`";
+const $q156 = "contract";
+const $q157 = "no_variant";
+const $q158 = ": unknown input `";
+const $q159 = ": unknown output `";
+const $q160 = "is_causal";
+const $q161 = "kv_num_heads";
+const $q162 = "num_heads";
+const $q163 = ": unknown attribute `";
+const $q164 = ": T = ";
+const $q165 = " is not allowed; allowed: float16";
+const $q166 = "int32";
+const $q167 = " is not allowed; allowed: int32";
+const $q168 = ": attribute `kv_num_heads` is required";
+const $q169 = ": attribute `num_heads` is required";
+const $q170 = ": nothing was built for ";
+const $q171 = " on profile mobile-1024-f16";
+const $q172 = "SparseAttention";
+const $q173 = ": pass `append`";
+const $q174 = "attrs.do_rotary";
+const $q175 = "attrs.rotary_interleaved";
+const $q176 = "dim(shapes.cosCacheT, 1)";
+const $q177 = "dim(shapes.pastKeyT, 3)";
+const $q178 = "present.cosCacheT";
+const $q179 = ": pass `rotate_q`";
+const $q180 = "attrs.sparse_block_size";
+const $q181 = "ef7bb38d08559d38";
+const $q182 = ": no shader was built for pass `split_attend` with ";
+const $q183 = "present_key";
+const $q184 = "pastKeyT";
+const $q185 = "present_value";
+const $q186 = "pastValueT";
+const $q187 = "total_sequence_length";
+const $q188 = "totalSequenceLengthT";
+const $q189 = "key_total_sequence_lengths";
+const $q190 = "keyTotalSequenceLengthsT";
+const $q191 = "cos_cache";
+const $q192 = "cosCacheT";
+const $q193 = "sin_cache";
+const $q194 = "sinCacheT";
+const $q195 = "rotatedQuery";
+const $q196 = "block_row_indices";
+const $q197 = "blockRowIndicesT";
+const $q198 = "block_col_indices";
+const $q199 = "blockColIndicesT";
+const $q200 = "partial";
+const $q201 = "uniform field `params.rowStride`";
+const $q202 = ": pass `split_attend`";
+const $q203 = "the shape of intermediate `rotatedQuery`";
+const $q204 = "the shape of intermediate `partial`";
+const $q205 = "ecd9da5f041404dd";
+const $q206 = ": no shader was built for pass `attend` with ";
+const $q207 = ": pass `attend`";
+const $q208 = "layoutShapeOk";
+const $q209 = "rotaryHalf";
+const $q210 = "rotaryDim";
+const $q211 = "ranks.cosCacheT";
+const $q212 = "ranks.sinCacheT";
+const $q213 = "shapes.sinCacheT";
+const $q214 = "shapes.cosCacheT";
+const $q215 = "tensorDtypes.cosCacheT";
+const $q216 = "tensorDtypes.sinCacheT";
+const $q217 = "rotaryOk";
+const $q218 = "indexFits";
+const $q219 = "shapes.keyT";
+const $q220 = "shapes.valueT";
+const $q221 = "numLayout";
+const $q222 = "usesRotary";
+const $q223 = "seqLen";
+const $q224 = "shapes.pastValueT";
+const $q225 = "shapes.pastKeyT";
+const $q226 = "maxNnz";
+const $q227 = "sparseContractOk";
+const $q228 = "attnWorkgroupSize";
+const $q229 = "bindingsFit";
+const $q230 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q231 = "dim(shapes.queryT, 2)";
+const $q232 = "attnStorageBytes";
+const $q233 = "attnStorageFits";
+const $q234 = "sparsePartialBytes";
+const $q235 = "sparseSplitFits";
+const $q236 = "sparseMergeWg";
+const $q237 = "params.seqLen";
+const $q238 = "append";
+const $q239 = "SparseAttention.AppendKV";
+const $q240 = "params.numLayout";
+const $q241 = "params.rowStride";
+const $q242 = "params.colStride";
+const $q243 = "params.maxCacheSeq";
+const $q244 = "split_attend";
+const $q245 = "SparseAttention.AttendSplitK";
+const $q246 = "f3b6bcb152a98daf";
+const $q247 = ": no shader was built for pass `append` with ";
+const $q248 = "e2e85934a2ff68b0";
+const $q249 = ": no shader was built for pass `rotate_q` with ";
+const $q250 = "intermediate `rotatedQuery`";
+const $q251 = "intermediate `partial`";
+const $q252 = "bc01ce6d834927ab";
+const $q253 = "91fde7608723e714";
+const $q254 = "6a660dd43e311763";
+const $q255 = "a60119a93ef25db6";
+const $q256 = "attend";
+const $q257 = "SparseAttention.Attend";
+const $q258 = "do_rotary";
+const $q259 = "rotary_interleaved";
+const $q260 = "sparse_block_size";
+const $q261 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -802,70 +803,70 @@ const K0A0V3: readonly string[] = ["", " == 0"];
 const K0A0V4: readonly string[] = ["", " >= 1"];
 const K0A0V5: readonly string[] = ["f16Ok(", ")"];
 const K0A0V6: readonly string[] = ["", " == 1"];
-const K0A0V7: readonly string[] = ["", " <= ", ""];
-const K0A0V8: readonly string[] = ["", " >= 2"];
-const K0A0V9: readonly string[] = ["", " == 2"];
-const K0A0V10: readonly string[] = ["not ", ""];
+const K0A0V7: readonly string[] = ["", " or ", ""];
+const K0A0V8: readonly string[] = ["", " <= ", ""];
+const K0A0V9: readonly string[] = ["", " >= 2"];
+const K0A0V10: readonly string[] = ["", " == 2"];
+const K0A0V11: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V11: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
+const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
 const K0A0S1 = " on profile mobile-1024-f16; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
+const K0A0V13: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "aea4c919a18157a7" : a0 === 8 ? "bf927c320ff60e6d" : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "05d99764e91a7fc5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "c7b20398addc2f8d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "db10b9908e318298" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q37, $q39];
+const K0A0V14: readonly string[] = [$q37, $q39];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q44, K0A0V13, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q44, K0A0V14, [a0, a1], K0A0S1);
 }
 const K0A0S2 = $q35;
-const K0A0V14: readonly [number, string, string] = [134217728, $q45, K0A0S2];
-const K0A0V15: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
-const K0A0V16: readonly string[] = [$q61, $q62, $q63, $q64];
+const K0A0V15: readonly [number, string, string] = [134217728, $q45, K0A0S2];
+const K0A0V16: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
+const K0A0V17: readonly string[] = [$q61, $q62, $q63, $q64];
 const K0A0S3 = K0A0S0 + $q65;
-const K0A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q68, 6, $q69, $q70, 6, $q71, $q60, 11, 0]);
-const K0A0V18: readonly string[] = [$q61, $q72, $q73];
+const K0A0V18: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q68, 6, $q69, $q70, 6, $q71, $q60, 11, 0]);
+const K0A0V19: readonly string[] = [$q61, $q72, $q73];
 const K0A0S4 = K0A0S0 + $q74;
-const K0A0V19: readonly BindingPlan[] = $bl([$q68, 7, $q69, $q70, 7, $q71, $q32, 3, $q75]);
+const K0A0V20: readonly BindingPlan[] = $bl([$q68, 7, $q69, $q70, 7, $q71, $q32, 3, $q75]);
 const K0A0S5 = K0A0S0 + $q76;
-const K0A0V20: readonly string[] = [K0A0S0, $q77, K0A0S0, $q78];
+const K0A0V21: readonly string[] = [K0A0S0, $q77, K0A0S0, $q78];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V21: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
-const K0A0V22: readonly string[] = [$q62, $q63, $q64];
+const K0A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
+const K0A0V23: readonly string[] = [$q62, $q63, $q64];
 const K0A0S7 = K0A0S6 + $q65;
 const K0A0S8 = K0A0S6 + $q74;
 const K0A0S9 = K0A0S6 + $q76;
-const K0A0V23: readonly string[] = [K0A0S6, $q77, K0A0S6, $q78];
+const K0A0V24: readonly string[] = [K0A0S6, $q77, K0A0S6, $q78];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "e0b4d1401f246339" : a0 === 8 ? "5e649491a0016532" : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "21a586d5b526b1ca" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "66abf34463c9c2e1" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "4e94639fa4d62981" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V24: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
+const K0A0V25: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
 const K0A0S11 = K0A0S10 + $q65;
 const K0A0S12 = K0A0S10 + $q74;
 const K0A0S13 = K0A0S10 + $q76;
-const K0A0V25: readonly string[] = [K0A0S10, $q77, K0A0S10, $q78];
+const K0A0V26: readonly string[] = [K0A0S10, $q77, K0A0S10, $q78];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V11, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V26: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
+const K0A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
 const K0A0S15 = K0A0S14 + $q65;
 const K0A0S16 = K0A0S14 + $q74;
 const K0A0S17 = K0A0S14 + $q76;
-const K0A0V27: readonly string[] = [K0A0S14, $q77, K0A0S14, $q78];
-const K0A0V28: readonly string[] = ["", " or ", ""];
+const K0A0V28: readonly string[] = [K0A0S14, $q77, K0A0S14, $q78];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "4f6e32df3991082e" : a0 === 8 ? "50fb3e1c88188e75" : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "141c75f8e57bd060" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "524bf3e43189a65e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "e39309cae588d682" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S19 = K0A0S18 + $q65;
 const K0A0V29: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q32, 3, $q75, $q60, 11, 0]);
@@ -876,7 +877,7 @@ const K0A0S22 = K0A0S21 + $q65;
 const K0A0S23 = K0A0S21 + $q82;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V12, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "a6f52bb5f4134df1" : a0 === 8 ? "8c5abdbf1d969274" : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "5424a3bb0b21fceb" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "68d8ba4e6055daa0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "681666f078532878" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
 const K0A0S25 = K0A0S24 + $q65;
 const K0A0S26 = K0A0S24 + $q82;
@@ -914,33 +915,34 @@ interface K0A0 {
   m4: number | null;
   m5: boolean | null;
   m6: boolean | null;
-  m7: boolean | null;
+  m7: number | null;
   m8: boolean | null;
   m9: number | null;
-  m10: number | null;
-  m11: number | null;
-  m12: number | null;
+  m10: boolean | null;
+  m11: boolean | null;
+  m12: boolean | null;
   m13: boolean | null;
   m14: number | null;
   m15: number | null;
   m16: number | null;
   m17: number | null;
-  m18: number | null;
-  m19: boolean | null;
+  m18: boolean | null;
+  m19: number | null;
   m20: number | null;
   m21: number | null;
-  m22: boolean | null;
+  m22: number | null;
   m23: number | null;
   m24: boolean | null;
   m25: number | null;
-  m26: boolean | null;
-  m27: number | null;
+  m26: number | null;
+  m27: boolean | null;
   m28: number | null;
   m29: number | null;
   m30: number | null;
   m31: number | null;
-  m32: boolean | null;
+  m32: number | null;
   m33: boolean | null;
+  m34: boolean | null;
 }
 /** derive "cacheShapeOk": memo m0 */
 function K0A0_d0(o: K0A0): boolean {
@@ -986,235 +988,255 @@ function K0A0_d6(o: K0A0): boolean {
     throw $wrap(e, $q87);
   }
 }
-/** derive "pagedContractOk": memo m7 */
-function K0A0_d7(o: K0A0): boolean {
-  return (o.m7 ??= (((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))));
+/** derive "kvHidden": memo m7 */
+function K0A0_d7(o: K0A0): number {
+  try {
+    return (o.m7 ??= $mulN(o.a1 as number, o.s3[3] as number));
+  } catch (e) {
+    throw $wrap(e, $q88);
+  }
+}
+/** derive "separateKv": memo m8 */
+function K0A0_d8(o: K0A0): boolean {
+  try {
+    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q89, $q47).shape.length === 2)) && ($need(o.t2, $q90, $q49).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q49) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q91, $q47).dtype === $q92)) && ($need(o.t2, $q93, $q49).dtype === $q92)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+  } catch (e) {
+    throw $wrap(e, $q94);
+  }
+}
+/** derive "packedStride": memo m9 */
+function K0A0_d9(o: K0A0): number {
+  try {
+    return (o.m9 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m7 ?? K0A0_d7(o)) as number) as number));
+  } catch (e) {
+    throw $wrap(e, $q95);
+  }
+}
+/** derive "packedKv": memo m10 */
+function K0A0_d10(o: K0A0): boolean {
+  return (o.m10 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m9 ?? K0A0_d9(o)))));
+}
+/** derive "qkvLayoutOk": memo m11 */
+function K0A0_d11(o: K0A0): boolean {
+  return (o.m11 ??= ((o.m8 ?? K0A0_d8(o)) || (o.m10 ?? K0A0_d10(o))));
+}
+/** derive "pagedContractOk": memo m12 */
+function K0A0_d12(o: K0A0): boolean {
+  return (o.m12 ??= ((((((o.m0 ?? K0A0_d0(o)) && (o.m1 ?? K0A0_d1(o))) && (o.m3 ?? K0A0_d3(o))) && (o.m5 ?? K0A0_d5(o))) && (o.m6 ?? K0A0_d6(o))) && (o.m11 ?? K0A0_d11(o))));
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q88, () => o.s4, $q89, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q90, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q91, $q92, $q91])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q96, () => o.s4, $q97, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q98, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q99, $q100, $q99])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q93, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q101, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q84, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q84, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q84, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q94, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q84, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q84, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q84, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q102, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q95, () => o.t9!.shape[0], $q96, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q97, () => o.t9!.shape[1], $q85, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q92, $q91])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q103, () => o.t9!.shape[0], $q104, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q105, () => o.t9!.shape[1], $q85, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q100, $q99])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q80) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q80), $q96, () => o.s0[0]]), () => $why(path, K0A0V6, [$q86, () => $need(o.t8, $q86, $q80).shape.length])]) : c === false ? $where(path) + $q98 : $where(path) + $q99)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q80) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q80), $q104, () => o.s0[0]]), () => $why(path, K0A0V6, [$q86, () => $need(o.t8, $q86, $q80).shape.length])]) : c === false ? $where(path) + $q106 : $where(path) + $q107)($try(() => (o.t8 !== null)));
+}
+/** why "qkvLayoutOk" is not true */
+function K0A0_x6(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q94, () => K0A0_d8(o), $q108, () => K0A0_d10(o)]);
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q100]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q83]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q101]), () => K0A0_x5(o, [...path, $q87])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q109]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q83]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q110]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q87]), () => K0A0_x6(o, [...path, $q111])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
   try {
-    return ((o.m7 ?? K0A0_d7(o))) === true;
+    return ((o.m12 ?? K0A0_d12(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d7(o), $q102, () => K0A0_x0(o, [...[], $q102]));
+  return $condWhy(() => K0A0_d12(o), $q112, () => K0A0_x0(o, [...[], $q112]));
 }
-/** derive "dispatchFits": memo m8 */
-function K0A0_d8(o: K0A0): boolean {
-  return (o.m8 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
+/** derive "dispatchFits": memo m13 */
+function K0A0_d13(o: K0A0): boolean {
+  return (o.m13 ??= (((o.s0[0] as number) <= (65535 as number)) && ((o.a2 as number) <= (65535 as number))));
 }
 /** why "dispatchFits" is not true */
-function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q96, () => o.s0[0], $q103, $q104]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q37, () => o.a2, $q103, $q104]), () => $why(path, K0A0V7, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q105, $q106])]);
+function K0A0_x7(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q104, () => o.s0[0], $q113, $q114]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q37, () => o.a2, $q113, $q114]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q115, $q116])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
   try {
-    return ((o.m8 ?? K0A0_d8(o))) === true;
+    return ((o.m13 ?? K0A0_d13(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q107, () => K0A0_x6(o, [...[], $q107]));
+  return $condWhy(() => K0A0_d13(o), $q117, () => K0A0_x7(o, [...[], $q117]));
 }
-/** derive "pagedKeyCeiling": memo m9 */
-function K0A0_d9(o: K0A0): number {
+/** derive "pagedKeyCeiling": memo m14 */
+function K0A0_d14(o: K0A0): number {
   try {
-    return (o.m9 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
+    return (o.m14 ??= $chk((o.s7[1] as number) * (o.s3[1] as number)));
   } catch (e) {
     throw $wrap(e, "pagedKeyCeiling");
   }
 }
-/** derive "pagedSplitCap": memo m10 */
-function K0A0_d10(o: K0A0): number {
+/** derive "pagedSplitCap": memo m15 */
+function K0A0_d15(o: K0A0): number {
   try {
-    return (o.m10 ??= $max((1 as number), ($min((32 as number), ($chk($floor(((o.m9 ?? K0A0_d9(o)) as number) / (128 as number))) as number)) as number)));
+    return (o.m15 ??= $max((1 as number), ($min((32 as number), ($chk($floor(((o.m14 ?? K0A0_d14(o)) as number) / (128 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedSplitCap");
   }
 }
-/** derive "pagedBaseWorkgroups": memo m11 */
-function K0A0_d11(o: K0A0): number {
+/** derive "pagedBaseWorkgroups": memo m16 */
+function K0A0_d16(o: K0A0): number {
   try {
-    return (o.m11 ??= $mulN(o.s0[0] as number, o.a1 as number));
+    return (o.m16 ??= $mulN(o.s0[0] as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "pagedBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m12 */
-function K0A0_d12(o: K0A0): number {
-  try {
-    return (o.m12 ??= $max((1 as number), ($min(((o.m10 ?? K0A0_d10(o)) as number), ($ceilDiv((2048 as number), ($max((1 as number), ((o.m11 ?? K0A0_d11(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q108);
-  }
-}
-/** derive "cacheVec4Ok": memo m13 */
-function K0A0_d13(o: K0A0): boolean {
-  let n0: number;
-  return (o.m13 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
-}
-/** derive "headVec": memo m14 */
-function K0A0_d14(o: K0A0): number {
-  try {
-    return (o.m14 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
-  } catch (e) {
-    throw $wrap(e, $q109);
-  }
-}
-/** derive "pagedSplitScratchBytes": memo m15 */
-function K0A0_d15(o: K0A0): number {
-  try {
-    return (o.m15 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q110);
-  }
-}
-/** derive "pagedSplitStatsBytes": memo m16 */
-function K0A0_d16(o: K0A0): number {
-  try {
-    return (o.m16 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q111);
-  }
-}
-/** derive "pagedSplitWg": memo m17 */
+/** derive "numSplits": memo m17 */
 function K0A0_d17(o: K0A0): number {
   try {
-    return (o.m17 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m14 ?? K0A0_d14(o)) as number)) as number)) as number)));
+    return (o.m17 ??= $max((1 as number), ($min(((o.m15 ?? K0A0_d15(o)) as number), ($ceilDiv((2048 as number), ($max((1 as number), ((o.m16 ?? K0A0_d16(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q112);
+    throw $wrap(e, $q118);
   }
 }
-/** derive "pagedMergeWg": memo m18 */
-function K0A0_d18(o: K0A0): number {
-  return (o.m18 ??= $max(((o.m17 ?? K0A0_d17(o)) as number), (256 as number)));
-}
-/** derive "pagedSplitFits": memo m19 */
-function K0A0_d19(o: K0A0): boolean {
-  try {
-    return (o.m19 ??= ((((((((((((((o.m12 ?? K0A0_d12(o)) as number) >= (2 as number)) && (o.m13 ?? K0A0_d13(o))) && (((o.m14 ?? K0A0_d14(o)) as number) >= (1 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (134217728 as number))) && (((o.m15 ?? K0A0_d15(o)) as number) <= (268435456 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (134217728 as number))) && (((o.m16 ?? K0A0_d16(o)) as number) <= (268435456 as number))) && (((o.m12 ?? K0A0_d12(o)) as number) <= (65535 as number))) && (((o.m14 ?? K0A0_d14(o)) as number) <= (1024 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (1024 as number))) && (((o.m18 ?? K0A0_d18(o)) as number) <= (1024 as number))) && (($chk(((o.m18 ?? K0A0_d18(o)) as number) * (24 as number)) as number) <= (32768 as number))));
-  } catch (e) {
-    throw $wrap(e, $q113);
-  }
-}
-/** why "cacheVec4Ok" is not true */
-function K0A0_x8(o: K0A0, path: readonly string[]): string {
+/** derive "cacheVec4Ok": memo m18 */
+function K0A0_d18(o: K0A0): boolean {
   let n0: number;
-  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
+  return (o.m18 ??= ((n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0) === 0));
 }
-/** why "pagedSplitFits" is not true */
-function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d12(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q108, () => K0A0_d12(o)]), () => K0A0_d13(o), () => K0A0_x8(o, [...path, $q114]), () => ((K0A0_d14(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q109, () => K0A0_d14(o)]), () => ((K0A0_d15(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d15(o), $q115, $q116]), () => ((K0A0_d15(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q110, () => K0A0_d15(o), $q117, $q118]), () => ((K0A0_d16(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d16(o), $q115, $q116]), () => ((K0A0_d16(o) as number) <= (268435456 as number)), () => $why(path, K0A0V7, [$q111, () => K0A0_d16(o), $q117, $q118]), () => ((K0A0_d12(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q108, () => K0A0_d12(o), $q103, $q104]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d14(o), $q105, $q106]), () => ((K0A0_d14(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q109, () => K0A0_d14(o), $q119, $q106]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q112, () => K0A0_d17(o), $q105, $q106]), () => ((K0A0_d17(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q112, () => K0A0_d17(o), $q119, $q106]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d18(o), $q105, $q106]), () => ((K0A0_d18(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q120, () => K0A0_d18(o), $q119, $q106]), () => $why(path, K0A0V7, ["pagedMergeWg * 24", () => $chk((K0A0_d18(o) as number) * (24 as number)), $q121, $q122])]);
-}
-/** when "pagedSplitFits" */
-function K0A0_c2(o: K0A0): boolean {
+/** derive "headVec": memo m19 */
+function K0A0_d19(o: K0A0): number {
   try {
-    return ((o.m19 ?? K0A0_d19(o))) === true;
+    return (o.m19 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    return $unheld(e);
+    throw $wrap(e, $q119);
   }
 }
-/** why "pagedSplitFits" does not hold */
-function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d19(o), $q113, () => K0A0_x7(o, [...[], $q113]));
-}
-/** derive "qPerKv": memo m20 */
+/** derive "pagedSplitScratchBytes": memo m20 */
 function K0A0_d20(o: K0A0): number {
   try {
-    return (o.m20 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+    return (o.m20 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q120);
+  }
+}
+/** derive "pagedSplitStatsBytes": memo m21 */
+function K0A0_d21(o: K0A0): number {
+  try {
+    return (o.m21 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q121);
+  }
+}
+/** derive "pagedSplitWg": memo m22 */
+function K0A0_d22(o: K0A0): number {
+  try {
+    return (o.m22 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m19 ?? K0A0_d19(o)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q122);
+  }
+}
+/** derive "pagedMergeWg": memo m23 */
+function K0A0_d23(o: K0A0): number {
+  return (o.m23 ??= $max(((o.m22 ?? K0A0_d22(o)) as number), (256 as number)));
+}
+/** derive "pagedSplitFits": memo m24 */
+function K0A0_d24(o: K0A0): boolean {
+  try {
+    return (o.m24 ??= ((((((((((((((o.m17 ?? K0A0_d17(o)) as number) >= (2 as number)) && (o.m18 ?? K0A0_d18(o))) && (((o.m19 ?? K0A0_d19(o)) as number) >= (1 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (134217728 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (268435456 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (134217728 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (268435456 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (65535 as number))) && (((o.m19 ?? K0A0_d19(o)) as number) <= (1024 as number))) && (((o.m22 ?? K0A0_d22(o)) as number) <= (1024 as number))) && (((o.m23 ?? K0A0_d23(o)) as number) <= (1024 as number))) && (($chk(((o.m23 ?? K0A0_d23(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
     throw $wrap(e, $q123);
   }
 }
-/** derive "pagedSplitStorageBytes": memo m21 */
-function K0A0_d21(o: K0A0): number {
-  try {
-    return (o.m21 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q124);
-  }
-}
-/** derive "pagedSplitStorageFits": memo m22 */
-function K0A0_d22(o: K0A0): boolean {
-  return (o.m22 ??= (((o.m21 ?? K0A0_d21(o)) as number) <= (32768 as number)));
-}
-/** why "pagedSplitStorageFits" is not true */
+/** why "cacheVec4Ok" is not true */
 function K0A0_x9(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q124, () => K0A0_d21(o), $q121, $q122]);
+  let n0: number;
+  return $why(path, K0A0V3, ["headSize % 4", () => (n0 = (o.s3[3] as number) % (4 as number), n0 < 0 ? n0 + (4 as number) : n0 === 0 ? 0 : n0)]);
 }
-/** when "pagedSplitStorageFits" */
-function K0A0_c3(o: K0A0): boolean {
-  try {
-    return ((o.m22 ?? K0A0_d22(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
+/** why "pagedSplitFits" is not true */
+function K0A0_x8(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q118, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q124]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q119, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q120, () => K0A0_d20(o), $q125, $q126]), () => ((K0A0_d20(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q120, () => K0A0_d20(o), $q127, $q128]), () => ((K0A0_d21(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d21(o), $q125, $q126]), () => ((K0A0_d21(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d21(o), $q127, $q128]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q118, () => K0A0_d17(o), $q113, $q114]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q119, () => K0A0_d19(o), $q115, $q116]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q119, () => K0A0_d19(o), $q129, $q116]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d22(o), $q115, $q116]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d22(o), $q129, $q116]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d23(o), $q115, $q116]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d23(o), $q129, $q116]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q131, $q132])]);
 }
-/** why "pagedSplitStorageFits" does not hold */
-function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d22(o), $q125, () => K0A0_x9(o, [...[], $q125]));
-}
-/** derive "kvHidden": memo m23 */
-function K0A0_d23(o: K0A0): number {
-  try {
-    return (o.m23 ??= $mulN(o.a1 as number, o.s3[3] as number));
-  } catch (e) {
-    throw $wrap(e, $q126);
-  }
-}
-/** derive "separateKv": memo m24 */
-function K0A0_d24(o: K0A0): boolean {
-  try {
-    return (o.m24 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q127, $q47).shape.length === 2)) && ($need(o.t2, $q128, $q49).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === (o.m23 ?? K0A0_d23(o)))) && ($dimT(o.t2, (1 as number), $q49) === (o.m23 ?? K0A0_d23(o)))) && ($need(o.t1, $q129, $q47).dtype === $q130)) && ($need(o.t2, $q131, $q49).dtype === $q130)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
-  } catch (e) {
-    throw $wrap(e, $q132);
-  }
-}
-/** why "separateKv" is not true */
-function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q133, () => (o.t2 !== null), () => $where(path) + $q134, () => ($need(o.t1, $q127, $q47).shape.length === 2), () => $why(path, K0A0V9, [$q127, () => $need(o.t1, $q127, $q47).shape.length]), () => ($need(o.t2, $q128, $q49).shape.length === 2), () => $why(path, K0A0V9, [$q128, () => $need(o.t2, $q128, $q49).shape.length]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (0 as number), $q47), $q96, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q49), $q96, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === K0A0_d23(o)), () => $why(path, K0A0V1, [$q136, () => $dimT(o.t1, (1 as number), $q47), $q126, () => K0A0_d23(o)]), () => ($dimT(o.t2, (1 as number), $q49) === K0A0_d23(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q49), $q126, () => K0A0_d23(o)]), () => ($need(o.t1, $q129, $q47).dtype === $q130), () => $why(path, K0A0V1, [$q129, () => $need(o.t1, $q129, $q47).dtype, $q92, $q91]), () => ($need(o.t2, $q131, $q49).dtype === $q130), () => $why(path, K0A0V1, [$q131, () => $need(o.t2, $q131, $q49).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q137, () => o.s0[1], $q85, () => K0A0_d4(o)])]);
-}
-/** when "separateKv" */
-function K0A0_c4(o: K0A0): boolean {
+/** when "pagedSplitFits" */
+function K0A0_c2(o: K0A0): boolean {
   try {
     return ((o.m24 ?? K0A0_d24(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "pagedSplitFits" does not hold */
+function K0A0_w2(o: K0A0): string {
+  return $condWhy(() => K0A0_d24(o), $q123, () => K0A0_x8(o, [...[], $q123]));
+}
+/** derive "qPerKv": memo m25 */
+function K0A0_d25(o: K0A0): number {
+  try {
+    return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q133);
+  }
+}
+/** derive "pagedSplitStorageBytes": memo m26 */
+function K0A0_d26(o: K0A0): number {
+  try {
+    return (o.m26 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number) as number, (o.m22 ?? K0A0_d22(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q134);
+  }
+}
+/** derive "pagedSplitStorageFits": memo m27 */
+function K0A0_d27(o: K0A0): boolean {
+  return (o.m27 ??= (((o.m26 ?? K0A0_d26(o)) as number) <= (32768 as number)));
+}
+/** why "pagedSplitStorageFits" is not true */
+function K0A0_x10(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V8, [$q134, () => K0A0_d26(o), $q131, $q132]);
+}
+/** when "pagedSplitStorageFits" */
+function K0A0_c3(o: K0A0): boolean {
+  try {
+    return ((o.m27 ?? K0A0_d27(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
+/** why "pagedSplitStorageFits" does not hold */
+function K0A0_w3(o: K0A0): string {
+  return $condWhy(() => K0A0_d27(o), $q135, () => K0A0_x10(o, [...[], $q135]));
+}
+/** why "separateKv" is not true */
+function K0A0_x11(o: K0A0, path: readonly string[]): string {
+  return $and([() => (o.t1 !== null), () => $where(path) + $q136, () => (o.t2 !== null), () => $where(path) + $q137, () => ($need(o.t1, $q89, $q47).shape.length === 2), () => $why(path, K0A0V10, [$q89, () => $need(o.t1, $q89, $q47).shape.length]), () => ($need(o.t2, $q90, $q49).shape.length === 2), () => $why(path, K0A0V10, [$q90, () => $need(o.t2, $q90, $q49).shape.length]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q138, () => $dimT(o.t1, (0 as number), $q47), $q104, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q49), $q104, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q139, () => $dimT(o.t1, (1 as number), $q47), $q88, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q49) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q49), $q88, () => K0A0_d7(o)]), () => ($need(o.t1, $q91, $q47).dtype === $q92), () => $why(path, K0A0V1, [$q91, () => $need(o.t1, $q91, $q47).dtype, $q100, $q99]), () => ($need(o.t2, $q93, $q49).dtype === $q92), () => $why(path, K0A0V1, [$q93, () => $need(o.t2, $q93, $q49).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q140, () => o.s0[1], $q85, () => K0A0_d4(o)])]);
+}
+/** when "separateKv" */
+function K0A0_c4(o: K0A0): boolean {
+  try {
+    return ((o.m8 ?? K0A0_d8(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q132, () => K0A0_x10(o, [...[], $q132]));
+  return $condWhy(() => K0A0_d8(o), $q94, () => K0A0_x11(o, [...[], $q94]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1222,65 +1244,65 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V10, [$q41, () => (o.t8 !== null)]);
+  return $why([], K0A0V11, [$q41, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K0A0V14);
+    const q0 = $buf(o.t1!, $q47, 2, K0A0V15);
     if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q53, 2, K0A0V14);
-    const q4 = $buf(o.t5!, $q55, 4, K0A0V14);
-    const q5 = $buf(o.t6!, $q57, 4, K0A0V14);
-    const q6 = $buf(o.t7!, $q59, 4, K0A0V14);
+    const q1 = $buf(o.t2!, $q49, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q53, 2, K0A0V15);
+    const q4 = $buf(o.t5!, $q55, 4, K0A0V15);
+    const q5 = $buf(o.t6!, $q57, 4, K0A0V15);
+    const q6 = $buf(o.t7!, $q59, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q138), $u32(r1, pp, $q139), 0, 0];
+    const b7 = [$u32(r0, pp, $q141), $u32(r1, pp, $q142), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q140, $q141, s, K0A0V15, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q143, $q144, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V16, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
-    const b8 = [$u32(r0, pp, $q138), $f32(r1, pp, $q143), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q145) : 0);
+    const b8 = [$u32(r0, pp, $q141), $f32(r1, pp, $q146), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m12 ?? K0A0_d12(o));
+    const r2: unknown = (o.m17 ?? K0A0_d17(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V17, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
+    return $pass("split_attention", "PagedAttention.AttendSplitK", s, K0A0V18, [q0, q1, q2, q3, q4, q5, c0, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V18, st);
+    return $evalIn(e, pp, K0A0V19, st);
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q75, 2, K0A0V14);
+  const q0 = $buf(o.t9!, $q75, 2, K0A0V15);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q144, "PagedAttention.AttendSplitKMerge", s, K0A0V19, [c0, c1, q0], 1, wy, wz);
+  return $pass($q147, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1289,14 +1311,14 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S0);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S0, $q69) * 4), 134217728, $q45, K0A0S0, $q145);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q69) * 4), 134217728, $q45, K0A0S0, $q148);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S0, $q71) * 4), 134217728, $q45, K0A0S0, $q146);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q71) * 4), 134217728, $q45, K0A0S0, $q149);
     return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V20, st);
+    return $evalAt(e, K0A0V21, st);
   }
 }
 function K0A0_r0(o: K0A0): string {
@@ -1311,31 +1333,31 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q99;
+  return $where([]) + $q107;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K0A0V14);
+    const q0 = $buf(o.t1!, $q47, 2, K0A0V15);
     if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K0A0V14);
-    const q2 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q3 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q1 = $buf(o.t2!, $q49, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q53, 2, K0A0V15);
     if (o.t8 === null) $omitted(pp, $q79, $q80);
-    const q4 = $buf(o.t8!, $q80, 4, K0A0V14);
+    const q4 = $buf(o.t8!, $q80, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q139), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q142), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q140, $q141, s, K0A0V21, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q143, $q144, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V23, st);
   }
 }
 function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1345,14 +1367,14 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T1(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S6);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S6, $q69) * 4), 134217728, $q45, K0A0S6, $q145);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q69) * 4), 134217728, $q45, K0A0S6, $q148);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S6, $q71) * 4), 134217728, $q45, K0A0S6, $q146);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q71) * 4), 134217728, $q45, K0A0S6, $q149);
     return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V23, st);
+    return $evalAt(e, K0A0V24, st);
   }
 }
 function K0A0_r1(o: K0A0): string {
@@ -1361,57 +1383,45 @@ function K0A0_r1(o: K0A0): string {
   if (!K0A0_c4(o)) return K0A0_w4(o);
   return K0A0_w6(o);
 }
-/** derive "packedStride": memo m25 */
-function K0A0_d25(o: K0A0): number {
-  try {
-    return (o.m25 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m23 ?? K0A0_d23(o)) as number) as number));
-  } catch (e) {
-    throw $wrap(e, $q147);
-  }
-}
-/** derive "packedKv": memo m26 */
-function K0A0_d26(o: K0A0): boolean {
-  return (o.m26 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[1] === (o.m25 ?? K0A0_d25(o)))));
-}
 /** why "packedKv" is not true */
-function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q137, () => o.s0[1], $q147, () => K0A0_d25(o)])]);
+function K0A0_x12(o: K0A0, path: readonly string[]): string {
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q140, () => o.s0[1], $q95, () => K0A0_d9(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
   try {
-    return ((o.m26 ?? K0A0_d26(o))) === true;
+    return ((o.m10 ?? K0A0_d10(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d26(o), $q149, () => K0A0_x11(o, [...[], $q149]));
+  return $condWhy(() => K0A0_d10(o), $q108, () => K0A0_x12(o, [...[], $q108]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q138), $u32(r1, pp, $q139), 0, 0];
+    const b6 = [$u32(r0, pp, $q141), $u32(r1, pp, $q142), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q140, $q141, s, K0A0V24, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q143, $q144, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V16, st);
+    return $evalIn(e, pp, K0A0V17, st);
   }
 }
 function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1421,14 +1431,14 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S10);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S10, $q69) * 4), 134217728, $q45, K0A0S10, $q145);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q69) * 4), 134217728, $q45, K0A0S10, $q148);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S10, $q71) * 4), 134217728, $q45, K0A0S10, $q146);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q71) * 4), 134217728, $q45, K0A0S10, $q149);
     return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V25, st);
+    return $evalAt(e, K0A0V26, st);
   }
 }
 function K0A0_r2(o: K0A0): string {
@@ -1440,23 +1450,23 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
     if (o.t8 === null) $omitted(pp, $q79, $q80);
-    const q3 = $buf(o.t8!, $q80, 4, K0A0V14);
+    const q3 = $buf(o.t8!, $q80, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q139), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q142), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q140, $q141, s, K0A0V26, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q143, $q144, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K0A0V22, st);
+    return $evalIn(e, pp, K0A0V23, st);
   }
 }
 function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -1466,14 +1476,14 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s1: string = K0A0T5(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S14);
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S14, $q69) * 4), 134217728, $q45, K0A0S14, $q145);
+    const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q69) * 4), 134217728, $q45, K0A0S14, $q148);
     st = 2;
-    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m12 ?? K0A0_d12(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S14, $q71) * 4), 134217728, $q45, K0A0S14, $q146);
+    const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q71) * 4), 134217728, $q45, K0A0S14, $q149);
     return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K0A0V27, st);
+    return $evalAt(e, K0A0V28, st);
   }
 }
 function K0A0_r3(o: K0A0): string {
@@ -1482,101 +1492,101 @@ function K0A0_r3(o: K0A0): string {
   if (!K0A0_c7(o)) return K0A0_w7(o);
   return K0A0_w6(o);
 }
-/** derive "pagedAttnQueryFloats": memo m27 */
-function K0A0_d27(o: K0A0): number {
+/** derive "pagedAttnQueryFloats": memo m28 */
+function K0A0_d28(o: K0A0): number {
   try {
-    return (o.m27 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m20 ?? K0A0_d20(o)) as number));
+    return (o.m28 ??= $mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number));
   } catch (e) {
     throw $wrap(e, "pagedAttnQueryFloats");
   }
 }
-/** derive "pagedAttnLaneFloats": memo m28 */
-function K0A0_d28(o: K0A0): number {
+/** derive "pagedAttnLaneFloats": memo m29 */
+function K0A0_d29(o: K0A0): number {
   try {
-    return (o.m28 ??= $addN($mulN(3 as number, (o.m20 ?? K0A0_d20(o)) as number) as number, 1 as number));
+    return (o.m29 ??= $addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number));
   } catch (e) {
     throw $wrap(e, "pagedAttnLaneFloats");
   }
 }
-/** derive "pagedAttnWgBudget": memo m29 */
-function K0A0_d29(o: K0A0): number {
+/** derive "pagedAttnWgBudget": memo m30 */
+function K0A0_d30(o: K0A0): number {
   try {
-    return (o.m29 ??= $divN(($chk($floor(($subN(8192 as number, (o.m27 ?? K0A0_d27(o)) as number) as number))) as number), ((o.m28 ?? K0A0_d28(o)) as number)));
+    return (o.m30 ??= $divN(($chk($floor(($subN(8192 as number, (o.m28 ?? K0A0_d28(o)) as number) as number))) as number), ((o.m29 ?? K0A0_d29(o)) as number)));
   } catch (e) {
     throw $wrap(e, "pagedAttnWgBudget");
   }
 }
-/** derive "pagedAttnWg": memo m30 */
-function K0A0_d30(o: K0A0): number {
-  try {
-    return (o.m30 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m29 ?? K0A0_d29(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q150);
-  }
-}
-/** derive "pagedAttnStorageBytes": memo m31 */
+/** derive "pagedAttnWg": memo m31 */
 function K0A0_d31(o: K0A0): number {
   try {
-    return (o.m31 ??= $mulN($addN((o.m27 ?? K0A0_d27(o)) as number, $mulN((o.m28 ?? K0A0_d28(o)) as number, (o.m30 ?? K0A0_d30(o)) as number) as number) as number, 4 as number));
+    return (o.m31 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m30 ?? K0A0_d30(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
     throw $wrap(e, $q151);
   }
 }
-/** derive "pagedAttnStorageFits": memo m32 */
-function K0A0_d32(o: K0A0): boolean {
-  return (o.m32 ??= ((((o.m31 ?? K0A0_d31(o)) as number) <= (32768 as number)) && (((o.m30 ?? K0A0_d30(o)) as number) <= (1024 as number))));
+/** derive "pagedAttnStorageBytes": memo m32 */
+function K0A0_d32(o: K0A0): number {
+  try {
+    return (o.m32 ??= $mulN($addN((o.m28 ?? K0A0_d28(o)) as number, $mulN((o.m29 ?? K0A0_d29(o)) as number, (o.m31 ?? K0A0_d31(o)) as number) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q152);
+  }
+}
+/** derive "pagedAttnStorageFits": memo m33 */
+function K0A0_d33(o: K0A0): boolean {
+  return (o.m33 ??= ((((o.m32 ?? K0A0_d32(o)) as number) <= (32768 as number)) && (((o.m31 ?? K0A0_d31(o)) as number) <= (1024 as number))));
 }
 /** why "pagedAttnStorageFits" is not true */
-function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d31(o) as number) <= (32768 as number)), () => $why(path, K0A0V7, [$q151, () => K0A0_d31(o), $q121, $q122]), () => ((K0A0_d30(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q105, $q106]), () => $why(path, K0A0V7, [$q150, () => K0A0_d30(o), $q119, $q106])]);
+function K0A0_x13(o: K0A0, path: readonly string[]): string {
+  return $and([() => ((K0A0_d32(o) as number) <= (32768 as number)), () => $why(path, K0A0V8, [$q152, () => K0A0_d32(o), $q131, $q132]), () => ((K0A0_d31(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q151, () => K0A0_d31(o), $q115, $q116]), () => $why(path, K0A0V8, [$q151, () => K0A0_d31(o), $q129, $q116])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
-  try {
-    return ((o.m32 ?? K0A0_d32(o))) === true;
-  } catch (e) {
-    return $unheld(e);
-  }
-}
-/** why "pagedAttnStorageFits" does not hold */
-function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d32(o), $q152, () => K0A0_x12(o, [...[], $q152]));
-}
-/** derive "outputStoreOk": memo m33 */
-function K0A0_d33(o: K0A0): boolean {
-  return (o.m33 ??= ((o.m13 ?? K0A0_d13(o)) || true));
-}
-/** why "outputStoreOk" is not true */
-function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V28, [$q114, () => K0A0_d13(o), "has(device.features, \"shader-f16\")", "true"]);
-}
-/** when "outputStoreOk" */
-function K0A0_c9(o: K0A0): boolean {
   try {
     return ((o.m33 ?? K0A0_d33(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
+/** why "pagedAttnStorageFits" does not hold */
+function K0A0_w8(o: K0A0): string {
+  return $condWhy(() => K0A0_d33(o), $q153, () => K0A0_x13(o, [...[], $q153]));
+}
+/** derive "outputStoreOk": memo m34 */
+function K0A0_d34(o: K0A0): boolean {
+  return (o.m34 ??= ((o.m18 ?? K0A0_d18(o)) || true));
+}
+/** why "outputStoreOk" is not true */
+function K0A0_x14(o: K0A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q124, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "true"]);
+}
+/** when "outputStoreOk" */
+function K0A0_c9(o: K0A0): boolean {
+  try {
+    return ((o.m34 ?? K0A0_d34(o))) === true;
+  } catch (e) {
+    return $unheld(e);
+  }
+}
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q153, () => K0A0_x13(o, [...[], $q153]));
+  return $condWhy(() => K0A0_d34(o), $q154, () => K0A0_x14(o, [...[], $q154]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V14);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V14);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V14);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V14);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V14);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V14);
-    const q6 = $buf(o.t9!, $q75, 2, K0A0V14);
+    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
+    const q6 = $buf(o.t9!, $q75, 2, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q142) : 0);
-    const b7 = [$u32(r0, pp, $q138), $f32(r1, pp, $q143), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q145) : 0);
+    const b7 = [$u32(r0, pp, $q141), $f32(r1, pp, $q146), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
@@ -1633,18 +1643,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q35, $q154);
+    $evalFail(e, $q35, $q155);
   }
   const h0 = $outShape(o0, 2, $q35, $q75);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q130, n: $product(h0) };
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q92, n: $product(h0) };
   else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q75, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q51, o.u3.shape, h1, $q89);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q51, o.u3.shape, h1, $q97);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q53, o.u4.shape, h2, $q88);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q53, o.u4.shape, h2, $q96);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q155, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q155, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q156, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q156, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1654,7 +1664,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q156, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q157, "PagedAttention: no variant fits this call on profile mobile-1024-f16: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
@@ -1711,7 +1721,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           t8 = $td(ins[key], K0, $q31, key);
           break;
         default:
-          $fail($q0, K0 + $q157 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q158 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1729,7 +1739,7 @@ export function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q32, key);
           break;
         default:
-          $fail($q0, K0 + $q158 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q159 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1737,20 +1747,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q159:
+        case $q160:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q160:
+        case $q161:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q161:
+        case $q162:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q142:
+        case $q145:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q162 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q163 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1816,23 +1826,23 @@ export function plan0(call: PagedAttentionCall): Plan {
   } else {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q53);
   }
-  if (dt0 === undefined) dt0 = $q130;
-  else if (dt0 !== $q130) $fail($q0, K0 + $q163 + dt0 + $q164);
-  if (dt1 === undefined) dt1 = $q165;
-  else if (dt1 !== $q165) $fail($q0, K0 + ": S = " + dt1 + $q166);
-  $num(g0, false, K0, $q159);
-  $num(g1, false, K0, $q160);
-  $num(g2, false, K0, $q161);
-  $num(g3, false, K0, $q142);
+  if (dt0 === undefined) dt0 = $q92;
+  else if (dt0 !== $q92) $fail($q0, K0 + $q164 + dt0 + $q165);
+  if (dt1 === undefined) dt1 = $q166;
+  else if (dt1 !== $q166) $fail($q0, K0 + ": S = " + dt1 + $q167);
+  $num(g0, false, K0, $q160);
+  $num(g1, false, K0, $q161);
+  $num(g2, false, K0, $q162);
+  $num(g3, false, K0, $q145);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q167);
-  if (a2 === undefined) $fail($q0, K0 + $q168);
-  if (dt0 === $q130 && dt1 === $q165) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null });
-  return $fail($q156, K0 + $q169 + "T=" + dt0 + ", " + "S=" + dt1 + $q170);
+  if (a1 === undefined) $fail($q0, K0 + $q168);
+  if (a2 === undefined) $fail($q0, K0 + $q169);
+  if (dt0 === $q92 && dt1 === $q166) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q157, K0 + $q170 + "T=" + dt0 + ", " + "S=" + dt1 + $q171);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1866,97 +1876,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q171;
+const K1 = $q172;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q172;
-const K1A0V3: readonly string[] = [$q173, $q36, $q37, $q174, $q175, "dim(shapes.pastKeyT, 2)", $q176, $q177, $q40];
+const K1A0S1 = K1A0S0 + $q173;
+const K1A0V3: readonly string[] = [$q174, $q36, $q37, $q175, $q176, "dim(shapes.pastKeyT, 2)", $q177, $q178, $q40];
 const K1A0S2 = " on profile mobile-1024-f16; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q178;
-const K1A0V4: readonly string[] = [$q36, $q37, $q174, $q175, $q176, $q177, $q40];
-const K1A0V5: readonly string[] = [$q173, $q36, $q37, $q179, $q176, $q40];
+const K1A0S3 = K1A0S0 + $q179;
+const K1A0V4: readonly string[] = [$q36, $q37, $q175, $q176, $q177, $q178, $q40];
+const K1A0V5: readonly string[] = [$q174, $q36, $q37, $q180, $q177, $q40];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q37, $q176];
+const K1A0V6: readonly string[] = [$q37, $q177];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q44, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q171;
+const K1A0S4 = $q172;
 const K1A0V7: readonly [number, string, string] = [134217728, $q45, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q60, 11, 0]);
+const K1A0V8: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q60, 11, 0]);
 const K1A0V9: readonly string[] = [$q63, $q64];
-const K1A0V10: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q190, 1, $q191, $q192, 1, $q193, $q186, 1, $q187, $q188, 1, $q189, "rotated_query", 6, $q194, $q60, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q66, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q60, 11, 0]);
-const K1A0V12: readonly string[] = [$q200, $q63, $q73];
-const K1A0S5 = K1A0S0 + $q201;
-const K1A0V13: readonly BindingPlan[] = $bl([$q199, 7, $q199, $q32, 3, $q75]);
+const K1A0V10: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q191, 1, $q192, $q193, 1, $q194, $q187, 1, $q188, $q189, 1, $q190, "rotated_query", 6, $q195, $q60, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q66, 7, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q200, 6, $q200, $q60, 11, 0]);
+const K1A0V12: readonly string[] = [$q201, $q63, $q73];
+const K1A0S5 = K1A0S0 + $q202;
+const K1A0V13: readonly BindingPlan[] = $bl([$q200, 7, $q200, $q32, 3, $q75]);
 const K1A0V14: readonly string[] = [$q73];
 const K1A0S6 = K1A0S0 + $q76;
-const K1A0V15: readonly string[] = [K1A0S0, $q202, K1A0S0, $q203];
+const K1A0V15: readonly string[] = [K1A0S0, $q203, K1A0S0, $q204];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "5cc697281735f881" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q60, 11, 0]);
-const K1A0S8 = K1A0S7 + $q172;
-const K1A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q60, 11, 0]);
-const K1A0S9 = K1A0S7 + $q201;
+const K1A0V16: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q60, 11, 0]);
+const K1A0S8 = K1A0S7 + $q173;
+const K1A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q200, 6, $q200, $q60, 11, 0]);
+const K1A0S9 = K1A0S7 + $q202;
 const K1A0S10 = K1A0S7 + $q76;
-const K1A0V18: readonly string[] = [K1A0S7, $q203];
+const K1A0V18: readonly string[] = [K1A0S7, $q204];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q172;
-const K1A0S13 = K1A0S11 + $q178;
+const K1A0S12 = K1A0S11 + $q173;
+const K1A0S13 = K1A0S11 + $q179;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q60, 11, 0]);
-const K1A0S14 = K1A0S11 + $q201;
+const K1A0V20: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q60, 11, 0]);
+const K1A0S14 = K1A0S11 + $q202;
 const K1A0S15 = K1A0S11 + $q76;
-const K1A0V21: readonly string[] = [K1A0S11, $q202, K1A0S11, $q203];
+const K1A0V21: readonly string[] = [K1A0S11, $q203, K1A0S11, $q204];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q60, 11, 0]);
-const K1A0S17 = K1A0S16 + $q172;
-const K1A0S18 = K1A0S16 + $q201;
+const K1A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q60, 11, 0]);
+const K1A0S17 = K1A0S16 + $q173;
+const K1A0S18 = K1A0S16 + $q202;
 const K1A0S19 = K1A0S16 + $q76;
-const K1A0V23: readonly string[] = [K1A0S16, $q203];
+const K1A0V23: readonly string[] = [K1A0S16, $q204];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q172;
-const K1A0S22 = K1A0S20 + $q178;
+const K1A0S21 = K1A0S20 + $q173;
+const K1A0S22 = K1A0S20 + $q179;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q66, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q32, 3, $q75, $q60, 11, 0]);
-const K1A0V25: readonly string[] = [$q200];
-const K1A0S23 = K1A0S20 + $q206;
-const K1A0V26: readonly string[] = [K1A0S20, $q202];
+const K1A0V24: readonly BindingPlan[] = $bl([$q66, 7, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q32, 3, $q75, $q60, 11, 0]);
+const K1A0V25: readonly string[] = [$q201];
+const K1A0S23 = K1A0S20 + $q207;
+const K1A0V26: readonly string[] = [K1A0S20, $q203];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "08bc925ed0707dc5" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q172;
-const K1A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q32, 3, $q75, $q60, 11, 0]);
-const K1A0S26 = K1A0S24 + $q206;
+const K1A0S25 = K1A0S24 + $q173;
+const K1A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q32, 3, $q75, $q60, 11, 0]);
+const K1A0S26 = K1A0S24 + $q207;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q172;
-const K1A0S29 = K1A0S27 + $q178;
+const K1A0S28 = K1A0S27 + $q173;
+const K1A0S29 = K1A0S27 + $q179;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q206;
-const K1A0V28: readonly string[] = [K1A0S27, $q202];
+const K1A0S30 = K1A0S27 + $q207;
+const K1A0V28: readonly string[] = [K1A0S27, $q203];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q172;
-const K1A0S33 = K1A0S31 + $q206;
+const K1A0S32 = K1A0S31 + $q173;
+const K1A0S33 = K1A0S31 + $q207;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2002,25 +2012,26 @@ interface K1A0 {
   m13: number | null;
   m14: boolean | null;
   m15: boolean | null;
-  m16: number | null;
-  m17: number | null;
+  m16: boolean | null;
+  m17: boolean | null;
   m18: boolean | null;
   m19: number | null;
-  m20: boolean | null;
+  m20: number | null;
   m21: boolean | null;
-  m22: boolean | null;
-  m23: number | null;
-  m24: number | null;
-  m25: boolean | null;
+  m22: number | null;
+  m23: boolean | null;
+  m24: boolean | null;
+  m25: number | null;
   m26: number | null;
-  m27: number | null;
+  m27: boolean | null;
   m28: number | null;
   m29: number | null;
   m30: number | null;
   m31: number | null;
   m32: number | null;
-  m33: boolean | null;
-  m34: boolean | null;
+  m33: number | null;
+  m34: number | null;
+  m35: boolean | null;
 }
 /** derive "headLayoutOk": memo m0 */
 function K1A0_d0(o: K1A0): boolean {
@@ -2060,7 +2071,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q102);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2068,7 +2079,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q207);
+    throw $wrap(e, $q208);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2078,9 +2089,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q191) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q192) : 0));
   } catch (e) {
-    throw $wrap(e, $q208);
+    throw $wrap(e, $q209);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2088,16 +2099,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q209);
+    throw $wrap(e, $q210);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q210, $q191).shape.length === 2)) && ($need(o.t10, $q211, $q193).shape.length === 2)) && $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q214, $q191).dtype === $q130)) && ($need(o.t10, $q215, $q193).dtype === $q130)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q211, $q192).shape.length === 2)) && ($need(o.t10, $q212, $q194).shape.length === 2)) && $same($need(o.t10, $q213, $q194).shape as readonly number[], $need(o.t9, $q214, $q192).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q215, $q192).dtype === $q92)) && ($need(o.t10, $q216, $q194).dtype === $q92)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q217);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2105,7 +2116,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q126);
+    throw $wrap(e, $q88);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2113,7 +2124,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q147);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2121,37 +2132,53 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q218);
   }
 }
-/** derive "sparseContractOk": memo m15 */
+/** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
-  return (o.m15 ??= ((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))));
+  try {
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q89, $q47).shape.length === 3)) && ($need(o.t2, $q90, $q49).shape.length === 3)) && $same($need(o.t1, $q219, $q47).shape as readonly number[], $need(o.t2, $q220, $q49).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q47) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q91, $q47).dtype === $q92)) && ($need(o.t2, $q93, $q49).dtype === $q92)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+  } catch (e) {
+    throw $wrap(e, $q94);
+  }
+}
+/** derive "packedKv": memo m16 */
+function K1A0_d16(o: K1A0): boolean {
+  return (o.m16 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+}
+/** derive "qkvLayoutOk": memo m17 */
+function K1A0_d17(o: K1A0): boolean {
+  return (o.m17 ??= ((o.m15 ?? K1A0_d15(o)) || (o.m16 ?? K1A0_d16(o))));
+}
+/** derive "sparseContractOk": memo m18 */
+function K1A0_d18(o: K1A0): boolean {
+  return (o.m18 ??= (((((((((o.m0 ?? K1A0_d0(o)) && (o.m2 ?? K1A0_d2(o))) && (o.m4 ?? K1A0_d4(o))) && (o.m5 ?? K1A0_d5(o))) && (o.m7 ?? K1A0_d7(o))) && (o.m8 ?? K1A0_d8(o))) && (o.m11 ?? K1A0_d11(o))) && (o.m14 ?? K1A0_d14(o))) && (o.m17 ?? K1A0_d17(o))));
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q93, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q218, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q179, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q101, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q221, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q180, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q173, () => o.a0]);
+  return $why(path, K0A0V6, [$q174, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q90, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q98 : K1A0_x3(o, [...path, $q219]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q98, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q106 : K1A0_x3(o, [...path, $q222]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q95, () => o.t11!.shape[0], $q84, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q97, () => o.t11!.shape[1], $q220, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q85, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q92, $q91])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q103, () => o.t11!.shape[0], $q84, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[1], $q223, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q85, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q100, $q99])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q221, () => o.s4, $q222, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q84, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q91, $q92, $q91])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q224, () => o.s4, $q225, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q84, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q99, $q100, $q99])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q218, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q223, () => o.s6[1]]), () => $why(path, K0A0V7, [$q223, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q102, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q221, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q226, () => o.s6[1]]), () => $why(path, K0A0V8, [$q226, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
@@ -2160,119 +2187,119 @@ function K1A0_x7(o: K1A0, path: readonly string[]): string {
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q210, $q191).shape.length === 2), () => $why(path, K0A0V9, [$q210, () => $need(o.t9, $q210, $q191).shape.length]), () => ($need(o.t10, $q211, $q193).shape.length === 2), () => $why(path, K0A0V9, [$q211, () => $need(o.t10, $q211, $q193).shape.length]), () => $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[]), () => $why(path, K0A0V0, [$q212, () => $need(o.t10, $q212, $q193).shape, $q213, () => $need(o.t9, $q213, $q191).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q208, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V7, [$q209, () => K1A0_d10(o), $q90, () => o.s3[3]]), () => ($need(o.t9, $q214, $q191).dtype === $q130), () => $why(path, K0A0V1, [$q214, () => $need(o.t9, $q214, $q191).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q215, () => $need(o.t10, $q215, $q193).dtype, $q92, $q91])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V10, [$q177, () => (o.t9 !== null)]), () => $why(path, K0A0V10, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q219]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q211, $q192).shape.length === 2), () => $why(path, K0A0V10, [$q211, () => $need(o.t9, $q211, $q192).shape.length]), () => ($need(o.t10, $q212, $q194).shape.length === 2), () => $why(path, K0A0V10, [$q212, () => $need(o.t10, $q212, $q194).shape.length]), () => $same($need(o.t10, $q213, $q194).shape as readonly number[], $need(o.t9, $q214, $q192).shape as readonly number[]), () => $why(path, K0A0V0, [$q213, () => $need(o.t10, $q213, $q194).shape, $q214, () => $need(o.t9, $q214, $q192).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q209, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q210, () => K1A0_d10(o), $q98, () => o.s3[3]]), () => ($need(o.t9, $q215, $q192).dtype === $q92), () => $why(path, K0A0V1, [$q215, () => $need(o.t9, $q215, $q192).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q216, () => $need(o.t10, $q216, $q194).dtype, $q100, $q99])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q178, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q222]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
   return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
+/** why "qkvLayoutOk" is not true */
+function K1A0_x10(o: K1A0, path: readonly string[]): string {
+  return $why(path, K0A0V7, [$q94, () => K1A0_d15(o), $q108, () => K1A0_d16(o)]);
+}
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q83]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q101]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q100]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q207]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q216]), () => K1A0_x9(o, [...path, $q217])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q83]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q110]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q109]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q208]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q217]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q218]), () => K1A0_x10(o, [...path, $q111])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
   try {
-    return ((o.m15 ?? K1A0_d15(o))) === true;
+    return ((o.m18 ?? K1A0_d18(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q224, () => K1A0_x0(o, [...[], $q224]));
+  return $condWhy(() => K1A0_d18(o), $q227, () => K1A0_x0(o, [...[], $q227]));
 }
-/** derive "appendCount": memo m16 */
-function K1A0_d16(o: K1A0): number {
+/** derive "appendCount": memo m19 */
+function K1A0_d19(o: K1A0): number {
   try {
-    return (o.m16 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
+    return (o.m19 ??= $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s0[1] as number) as number, o.s3[3] as number));
   } catch (e) {
     throw $wrap(e, "appendCount");
   }
 }
-/** derive "rotaryCount": memo m17 */
-function K1A0_d17(o: K1A0): number {
+/** derive "rotaryCount": memo m20 */
+function K1A0_d20(o: K1A0): number {
   try {
-    return (o.m17 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
+    return (o.m20 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number));
   } catch (e) {
     throw $wrap(e, "rotaryCount");
   }
 }
-/** derive "sparseRowOk": memo m18 */
-function K1A0_d18(o: K1A0): boolean {
-  return (o.m18 ??= false);
+/** derive "sparseRowOk": memo m21 */
+function K1A0_d21(o: K1A0): boolean {
+  return (o.m21 ??= false);
 }
-/** derive "attnWorkgroupSize": memo m19 */
-function K1A0_d19(o: K1A0): number {
-  return (o.m19 ??= ((o.m18 ?? K1A0_d18(o)) ? 32 : 64));
+/** derive "attnWorkgroupSize": memo m22 */
+function K1A0_d22(o: K1A0): number {
+  return (o.m22 ??= ((o.m21 ?? K1A0_d21(o)) ? 32 : 64));
 }
-/** derive "dispatchFits": memo m20 */
-function K1A0_d20(o: K1A0): boolean {
+/** derive "dispatchFits": memo m23 */
+function K1A0_d23(o: K1A0): boolean {
   try {
-    return (o.m20 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m19 ?? K1A0_d19(o)) as number) <= (1024 as number))));
+    return (o.m23 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m22 ?? K1A0_d22(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q107);
+    throw $wrap(e, $q117);
   }
 }
 /** why "dispatchFits" is not true */
-function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q220, () => o.s0[1], $q103, $q104]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q36, () => o.a1, $q103, $q104]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q84, () => o.s0[0], $q103, $q104]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d16(o) as number) / (64 as number))) as number) / (65535 as number))), $q103, $q104]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d17(o) as number) / (64 as number))) as number) / (65535 as number))), $q103, $q104]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q225, () => K1A0_d19(o), $q105, $q106]), () => ((K1A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q225, () => K1A0_d19(o), $q119, $q106]), () => $why(path, K0A0V7, ["appendWorkgroupSize", "64", $q119, $q106])]);
+function K1A0_x11(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q223, () => o.s0[1], $q113, $q114]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q36, () => o.a1, $q113, $q114]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q84, () => o.s0[0], $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => ((K1A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q228, () => K1A0_d22(o), $q115, $q116]), () => ((K1A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q228, () => K1A0_d22(o), $q129, $q116]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q129, $q116])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
   try {
-    return ((o.m20 ?? K1A0_d20(o))) === true;
+    return ((o.m23 ?? K1A0_d23(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d20(o), $q107, () => K1A0_x10(o, [...[], $q107]));
+  return $condWhy(() => K1A0_d23(o), $q117, () => K1A0_x11(o, [...[], $q117]));
 }
-/** derive "bindingsFit": memo m21 */
-function K1A0_d21(o: K1A0): boolean {
+/** derive "bindingsFit": memo m24 */
+function K1A0_d24(o: K1A0): boolean {
   try {
-    return (o.m21 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
+    return (o.m24 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q226);
+    throw $wrap(e, $q229);
   }
 }
 /** why "bindingsFit" is not true */
-function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V7, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q227, $q116]), () => $why(path, K0A0V7, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q227, $q116])]);
+function K1A0_x12(o: K1A0, path: readonly string[]): string {
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q230, $q126]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q230, $q126])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
   try {
-    return ((o.m21 ?? K1A0_d21(o))) === true;
+    return ((o.m24 ?? K1A0_d24(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d21(o), $q226, () => K1A0_x11(o, [...[], $q226]));
-}
-/** derive "packedKv": memo m22 */
-function K1A0_d22(o: K1A0): boolean {
-  return (o.m22 ??= ((!((o.t1 !== null)) && !((o.t2 !== null))) && (o.s0[2] === (o.m13 ?? K1A0_d13(o)))));
+  return $condWhy(() => K1A0_d24(o), $q229, () => K1A0_x12(o, [...[], $q229]));
 }
 /** why "packedKv" is not true */
-function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V10, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V10, [$q148, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q228, () => o.s0[2], $q147, () => K1A0_d13(o)])]);
+function K1A0_x13(o: K1A0, path: readonly string[]): string {
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q231, () => o.s0[2], $q95, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
   try {
-    return ((o.m22 ?? K1A0_d22(o))) === true;
+    return ((o.m16 ?? K1A0_d16(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d22(o), $q149, () => K1A0_x12(o, [...[], $q149]));
+  return $condWhy(() => K1A0_d16(o), $q108, () => K1A0_x13(o, [...[], $q108]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2284,130 +2311,130 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q219, () => K1A0_x3(o, [...[], $q219]));
+  return $condWhy(() => K1A0_d1(o), $q222, () => K1A0_x3(o, [...[], $q222]));
 }
-/** derive "qPerKv": memo m23 */
-function K1A0_d23(o: K1A0): number {
+/** derive "qPerKv": memo m25 */
+function K1A0_d25(o: K1A0): number {
   try {
-    return (o.m23 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
+    return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q123);
+    throw $wrap(e, $q133);
   }
 }
-/** derive "attnStorageBytes": memo m24 */
-function K1A0_d24(o: K1A0): number {
+/** derive "attnStorageBytes": memo m26 */
+function K1A0_d26(o: K1A0): number {
   try {
-    return (o.m24 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m23 ?? K1A0_d23(o)) as number, o.s3[3] as number) as number, $mulN((o.m23 ?? K1A0_d23(o)) as number, (o.m19 ?? K1A0_d19(o)) as number) as number) as number, $chk((2 as number) * ((o.m19 ?? K1A0_d19(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, 4 as number) as number));
+    return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m25 ?? K1A0_d25(o)) as number, o.s3[3] as number) as number, $mulN((o.m25 ?? K1A0_d25(o)) as number, (o.m22 ?? K1A0_d22(o)) as number) as number) as number, $chk((2 as number) * ((o.m22 ?? K1A0_d22(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m25 ?? K1A0_d25(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q229);
+    throw $wrap(e, $q232);
   }
 }
-/** derive "attnStorageFits": memo m25 */
-function K1A0_d25(o: K1A0): boolean {
-  return (o.m25 ??= ((((o.m23 ?? K1A0_d23(o)) as number) <= (32 as number)) && (((o.m24 ?? K1A0_d24(o)) as number) <= (32768 as number))));
+/** derive "attnStorageFits": memo m27 */
+function K1A0_d27(o: K1A0): boolean {
+  return (o.m27 ??= ((((o.m25 ?? K1A0_d25(o)) as number) <= (32 as number)) && (((o.m26 ?? K1A0_d26(o)) as number) <= (32768 as number))));
 }
 /** why "attnStorageFits" is not true */
-function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d23(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q123, () => K1A0_d23(o)]), () => $why(path, K0A0V7, [$q229, () => K1A0_d24(o), $q121, $q122])]);
+function K1A0_x14(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q133, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q232, () => K1A0_d26(o), $q131, $q132])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
   try {
-    return ((o.m25 ?? K1A0_d25(o))) === true;
+    return ((o.m27 ?? K1A0_d27(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q230, () => K1A0_x13(o, [...[], $q230]));
+  return $condWhy(() => K1A0_d27(o), $q233, () => K1A0_x14(o, [...[], $q233]));
 }
-/** derive "sparseKeyCeiling": memo m26 */
-function K1A0_d26(o: K1A0): number {
+/** derive "sparseKeyCeiling": memo m28 */
+function K1A0_d28(o: K1A0): number {
   try {
-    return (o.m26 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
+    return (o.m28 ??= $min((o.s3[2] as number), ($mulN((o.m6 ?? K1A0_d6(o)) as number, o.a5 as number) as number)));
   } catch (e) {
     throw $wrap(e, "sparseKeyCeiling");
   }
 }
-/** derive "sparseSplitCap": memo m27 */
-function K1A0_d27(o: K1A0): number {
+/** derive "sparseSplitCap": memo m29 */
+function K1A0_d29(o: K1A0): number {
   try {
-    return (o.m27 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m26 ?? K1A0_d26(o)) as number), (256 as number)) as number)) as number)));
+    return (o.m29 ??= $max((1 as number), ($min((16 as number), ($divN(((o.m28 ?? K1A0_d28(o)) as number), (256 as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseSplitCap");
   }
 }
-/** derive "sparseBaseWorkgroups": memo m28 */
-function K1A0_d28(o: K1A0): number {
+/** derive "sparseBaseWorkgroups": memo m30 */
+function K1A0_d30(o: K1A0): number {
   try {
-    return (o.m28 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
+    return (o.m30 ??= $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a1 as number));
   } catch (e) {
     throw $wrap(e, "sparseBaseWorkgroups");
   }
 }
-/** derive "numSplits": memo m29 */
-function K1A0_d29(o: K1A0): number {
-  try {
-    return (o.m29 ??= $max((1 as number), ($min(((o.m27 ?? K1A0_d27(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m28 ?? K1A0_d28(o)) as number)) as number)) as number)) as number)));
-  } catch (e) {
-    throw $wrap(e, $q108);
-  }
-}
-/** derive "sparsePartialBytes": memo m30 */
-function K1A0_d30(o: K1A0): number {
-  try {
-    return (o.m30 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
-  } catch (e) {
-    throw $wrap(e, $q231);
-  }
-}
-/** derive "sparseMergeLanes": memo m31 */
+/** derive "numSplits": memo m31 */
 function K1A0_d31(o: K1A0): number {
   try {
-    return (o.m31 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
+    return (o.m31 ??= $max((1 as number), ($min(((o.m29 ?? K1A0_d29(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m30 ?? K1A0_d30(o)) as number)) as number)) as number)) as number)));
+  } catch (e) {
+    throw $wrap(e, $q118);
+  }
+}
+/** derive "sparsePartialBytes": memo m32 */
+function K1A0_d32(o: K1A0): number {
+  try {
+    return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
+  } catch (e) {
+    throw $wrap(e, $q234);
+  }
+}
+/** derive "sparseMergeLanes": memo m33 */
+function K1A0_d33(o: K1A0): number {
+  try {
+    return (o.m33 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(($chk($floor((o.s3[3] as number) / (4 as number))) as number)) as number)) as number)));
   } catch (e) {
     throw $wrap(e, "sparseMergeLanes");
   }
 }
-/** derive "sparseMergeWg": memo m32 */
-function K1A0_d32(o: K1A0): number {
-  return (o.m32 ??= $max(((o.m31 ?? K1A0_d31(o)) as number), (256 as number)));
+/** derive "sparseMergeWg": memo m34 */
+function K1A0_d34(o: K1A0): number {
+  return (o.m34 ??= $max(((o.m33 ?? K1A0_d33(o)) as number), (256 as number)));
 }
-/** derive "sparseSplitFits": memo m33 */
-function K1A0_d33(o: K1A0): boolean {
+/** derive "sparseSplitFits": memo m35 */
+function K1A0_d35(o: K1A0): boolean {
   try {
-    return (o.m33 ??= ((((((((o.m29 ?? K1A0_d29(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m29 ?? K1A0_d29(o)) as number) <= (65535 as number))) && (((o.m30 ?? K1A0_d30(o)) as number) <= (134217728 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1024 as number))) && (($chk(((o.m32 ?? K1A0_d32(o)) as number) * (24 as number)) as number) <= (32768 as number))));
+    return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (134217728 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (1024 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q232);
+    throw $wrap(e, $q235);
   }
 }
 /** why "sparseSplitFits" is not true */
-function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d29(o) as number) >= (2 as number)), () => $why(path, K0A0V8, [$q108, () => K1A0_d29(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V7, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q103, $q104]), () => ((K1A0_d29(o) as number) <= (65535 as number)), () => $why(path, K0A0V7, [$q108, () => K1A0_d29(o), $q103, $q104]), () => ((K1A0_d30(o) as number) <= (134217728 as number)), () => $why(path, K0A0V7, [$q231, () => K1A0_d30(o), $q227, $q116]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d32(o), $q105, $q106]), () => ((K1A0_d32(o) as number) <= (1024 as number)), () => $why(path, K0A0V7, [$q233, () => K1A0_d32(o), $q119, $q106]), () => $why(path, K0A0V7, ["sparseMergeWg * 24", () => $chk((K1A0_d32(o) as number) * (24 as number)), $q121, $q122])]);
+function K1A0_x15(o: K1A0, path: readonly string[]): string {
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q118, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q113, $q114]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q118, () => K1A0_d31(o), $q113, $q114]), () => ((K1A0_d32(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q234, () => K1A0_d32(o), $q230, $q126]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d34(o), $q115, $q116]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d34(o), $q129, $q116]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q131, $q132])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
   try {
-    return ((o.m33 ?? K1A0_d33(o))) === true;
+    return ((o.m35 ?? K1A0_d35(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d33(o), $q232, () => K1A0_x14(o, [...[], $q232]));
+  return $condWhy(() => K1A0_d35(o), $q235, () => K1A0_x15(o, [...[], $q235]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q175, $q191).shape, 1, $q213);
+    return $dimS($need(o.t9, $q176, $q192).shape, 1, $q214);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q175, $q191).shape, 1, $q213));
+    return $show($dimS($need(o.t9, $q176, $q192).shape, 1, $q214));
   } catch (e) {
     if (e instanceof EvalFailure) return $q23 + e.message;
     throw e;
@@ -2417,22 +2444,22 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q5 = $buf(o.t9!, $q191, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q6 = $buf(o.t10!, $q193, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
+    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q191, $q192);
+    const q5 = $buf(o.t9!, $q192, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q193, $q194);
+    const q6 = $buf(o.t10!, $q194, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q238, $q239, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2441,18 +2468,18 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q1 = $buf(o.t9!, $q191, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q2 = $buf(o.t10!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
+    if (o.t9 === null) $omitted(pp, $q191, $q192);
+    const q1 = $buf(o.t9!, $q192, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q193, $q194);
+    const q2 = $buf(o.t10!, $q194, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m17 ?? K1A0_d17(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
     return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
@@ -2462,23 +2489,23 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q196, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q198, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q197, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
+    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m29 ?? K1A0_d29(o));
+    const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q241, $q242, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q244, $q245, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2491,7 +2518,7 @@ function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q144, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q147, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2501,21 +2528,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q243;
-    if (s0 === undefined) $noShown(K1A0S0 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S0 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q245;
-    if (s1 === undefined) $noShown(K1A0S0 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q248;
+    if (s1 === undefined) $noShown(K1A0S0 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q194) * 2), 134217728, $q45, K1A0S0, $q247);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q195) * 2), 134217728, $q45, K1A0S0, $q250);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q199) * 4), 134217728, $q45, K1A0S0, $q248);
-    return $plan($q171, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q200) * 4), 134217728, $q45, K1A0S0, $q251);
+    return $plan($q172, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2536,24 +2563,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V10, [$q219, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q222, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
+    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q238, $q239, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2562,23 +2589,23 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q196, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q198, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q190, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
+    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
-    const r2: unknown = (o.m29 ?? K1A0_d29(o));
+    const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q241, $q242, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q244, $q245, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2587,14 +2614,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q249;
-    if (s0 === undefined) $noShown(K1A0S7 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+    if (s0 === undefined) $noShown(K1A0S7 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q199) * 4), 134217728, $q45, K1A0S7, $q248);
-    return $plan($q171, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q200) * 4), 134217728, $q45, K1A0S7, $q251);
+    return $plan($q172, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2605,29 +2632,21 @@ function K1A0_r1(o: K1A0): string {
   if (!K1A0_c5(o)) return K1A0_w5(o);
   return K1A0_w6(o);
 }
-/** derive "separateKv": memo m34 */
-function K1A0_d34(o: K1A0): boolean {
-  try {
-    return (o.m34 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q127, $q47).shape.length === 3)) && ($need(o.t2, $q128, $q49).shape.length === 3)) && $same($need(o.t1, $q250, $q47).shape as readonly number[], $need(o.t2, $q251, $q49).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q47) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q129, $q47).dtype === $q130)) && ($need(o.t2, $q131, $q49).dtype === $q130)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
-  } catch (e) {
-    throw $wrap(e, $q132);
-  }
-}
 /** why "separateKv" is not true */
-function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q133, () => (o.t2 !== null), () => $where(path) + $q134, () => ($need(o.t1, $q127, $q47).shape.length === 3), () => $why(path, K1A0V19, [$q127, () => $need(o.t1, $q127, $q47).shape.length]), () => ($need(o.t2, $q128, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q128, () => $need(o.t2, $q128, $q49).shape.length]), () => $same($need(o.t1, $q250, $q47).shape as readonly number[], $need(o.t2, $q251, $q49).shape as readonly number[]), () => $why(path, K0A0V0, [$q250, () => $need(o.t1, $q250, $q47).shape, $q251, () => $need(o.t2, $q251, $q49).shape]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q135, () => $dimT(o.t1, (0 as number), $q47), $q84, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === o.s0[1]), () => $why(path, K0A0V1, [$q136, () => $dimT(o.t1, (1 as number), $q47), $q220, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q47) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q47), $q126, () => K1A0_d12(o)]), () => ($need(o.t1, $q129, $q47).dtype === $q130), () => $why(path, K0A0V1, [$q129, () => $need(o.t1, $q129, $q47).dtype, $q92, $q91]), () => ($need(o.t2, $q131, $q49).dtype === $q130), () => $why(path, K0A0V1, [$q131, () => $need(o.t2, $q131, $q49).dtype, $q92, $q91]), () => $why(path, K0A0V1, [$q228, () => o.s0[2], $q85, () => K1A0_d3(o)])]);
+function K1A0_x16(o: K1A0, path: readonly string[]): string {
+  return $and([() => (o.t1 !== null), () => $where(path) + $q136, () => (o.t2 !== null), () => $where(path) + $q137, () => ($need(o.t1, $q89, $q47).shape.length === 3), () => $why(path, K1A0V19, [$q89, () => $need(o.t1, $q89, $q47).shape.length]), () => ($need(o.t2, $q90, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q90, () => $need(o.t2, $q90, $q49).shape.length]), () => $same($need(o.t1, $q219, $q47).shape as readonly number[], $need(o.t2, $q220, $q49).shape as readonly number[]), () => $why(path, K0A0V0, [$q219, () => $need(o.t1, $q219, $q47).shape, $q220, () => $need(o.t2, $q220, $q49).shape]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q138, () => $dimT(o.t1, (0 as number), $q47), $q84, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === o.s0[1]), () => $why(path, K0A0V1, [$q139, () => $dimT(o.t1, (1 as number), $q47), $q223, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q47) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q47), $q88, () => K1A0_d12(o)]), () => ($need(o.t1, $q91, $q47).dtype === $q92), () => $why(path, K0A0V1, [$q91, () => $need(o.t1, $q91, $q47).dtype, $q100, $q99]), () => ($need(o.t2, $q93, $q49).dtype === $q92), () => $why(path, K0A0V1, [$q93, () => $need(o.t2, $q93, $q49).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q231, () => o.s0[2], $q85, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
   try {
-    return ((o.m34 ?? K1A0_d34(o))) === true;
+    return ((o.m15 ?? K1A0_d15(o))) === true;
   } catch (e) {
     return $unheld(e);
   }
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d34(o), $q132, () => K1A0_x15(o, [...[], $q132]));
+  return $condWhy(() => K1A0_d15(o), $q94, () => K1A0_x16(o, [...[], $q94]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
@@ -2636,22 +2655,22 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
     if (o.t2 === null) $omitted(pp, $q48, $q49);
     const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q6 = $buf(o.t9!, $q191, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q7 = $buf(o.t10!, $q193, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
+    const q2 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q191, $q192);
+    const q6 = $buf(o.t9!, $q192, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q193, $q194);
+    const q7 = $buf(o.t10!, $q194, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q238, $q239, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2661,21 +2680,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S11 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q253;
+    if (s0 === undefined) $noShown(K1A0S11 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S11 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q254;
+    if (s1 === undefined) $noShown(K1A0S11 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q194) * 2), 134217728, $q45, K1A0S11, $q247);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q195) * 2), 134217728, $q45, K1A0S11, $q250);
     st = 2;
-    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q199) * 4), 134217728, $q45, K1A0S11, $q248);
-    return $plan($q171, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q200) * 4), 134217728, $q45, K1A0S11, $q251);
+    return $plan($q172, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2693,18 +2712,18 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
     if (o.t2 === null) $omitted(pp, $q48, $q49);
     const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), 0, 0];
+    const q2 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
     st = 1;
-    const r0: unknown = $min(($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number), (65535 as number));
+    const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
-    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m16 ?? K1A0_d16(o)) as number) / (64 as number))) as number) / (65535 as number)));
+    const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q235, $q236, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q238, $q239, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2713,14 +2732,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S16 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S16 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
-    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m29 ?? K1A0_d29(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q199) * 4), 134217728, $q45, K1A0S16, $q248);
-    return $plan($q171, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q200) * 4), 134217728, $q45, K1A0S16, $q251);
+    return $plan($q172, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2734,20 +2753,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q196, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q198, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q197, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
     const q6 = $buf(o.t11!, $q75, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
+    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q255, $q256, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q256, $q257, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2757,17 +2776,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q243;
-    if (s0 === undefined) $noShown(K1A0S20 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q246;
+    if (s0 === undefined) $noShown(K1A0S20 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q245;
-    if (s1 === undefined) $noShown(K1A0S20 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q248;
+    if (s1 === undefined) $noShown(K1A0S20 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q194) * 2), 134217728, $q45, K1A0S20, $q247);
-    return $plan($q171, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q195) * 2), 134217728, $q45, K1A0S20, $q250);
+    return $plan($q172, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2781,30 +2800,30 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q196, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q198, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q187, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q189, 4, K1A0V7);
+    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q197, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q188, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q190, 4, K1A0V7);
     const q7 = $buf(o.t11!, $q75, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q234), $u32(o.s0[0], pp, $q138), $u32(o.s5[0], pp, $q237), $u32(r0, pp, $q238), $u32(o.s6[1], pp, $q239), $u32(o.s3[2], pp, $q240), $f32(o.a4, pp, $q143), 0];
+    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q255, $q256, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q256, $q257, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q249;
-  if (s0 === undefined) $noShown(K1A0S24 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
+  if (s0 === undefined) $noShown(K1A0S24 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q171, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q172, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2816,17 +2835,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S27 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q253;
+    if (s0 === undefined) $noShown(K1A0S27 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S27 + $q246, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q254;
+    if (s1 === undefined) $noShown(K1A0S27 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q194) * 2), 134217728, $q45, K1A0S27, $q247);
-    return $plan($q171, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q195) * 2), 134217728, $q45, K1A0S27, $q250);
+    return $plan($q172, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2838,10 +2857,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
-  if (s0 === undefined) $noShown(K1A0S31 + $q244, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q255;
+  if (s0 === undefined) $noShown(K1A0S31 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q171, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q172, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2853,19 +2872,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q171, $q154);
+    $evalFail(e, $q172, $q155);
   }
-  const h0 = $outShape(o0, 3, $q171, $q75);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q130, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q171, $q75, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q172, $q75);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q92, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q172, $q75, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q171, $q183, o.u3.shape, h1, $q222);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q172, $q184, o.u3.shape, h1, $q225);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q171, $q185, o.u4.shape, h2, $q221);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q172, $q186, o.u4.shape, h2, $q224);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q155, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q155, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q155, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q156, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q156, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q156, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2875,7 +2894,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q156, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q157, "SparseAttention: no variant fits this call on profile mobile-1024-f16: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-1024-f16. Throws KernelCallError when the call cannot run. */
@@ -2917,32 +2936,32 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q49:
           t2 = $td(ins[key], K1, $q31, key);
           break;
-        case $q183:
+        case $q184:
           t3 = $td(ins[key], K1, $q31, key);
           break;
-        case $q185:
+        case $q186:
           t4 = $td(ins[key], K1, $q31, key);
           break;
-        case $q196:
+        case $q197:
           t5 = $td(ins[key], K1, $q31, key);
           break;
-        case $q198:
+        case $q199:
           t6 = $td(ins[key], K1, $q31, key);
           break;
-        case $q187:
+        case $q188:
           t7 = $td(ins[key], K1, $q31, key);
           break;
-        case $q189:
+        case $q190:
           t8 = $td(ins[key], K1, $q31, key);
           break;
-        case $q191:
+        case $q192:
           t9 = $td(ins[key], K1, $q31, key);
           break;
-        case $q193:
+        case $q194:
           t10 = $td(ins[key], K1, $q31, key);
           break;
         default:
-          $fail($q0, K1 + $q157 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q158 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2953,14 +2972,14 @@ export function plan1(call: SparseAttentionCall): Plan {
         case $q75:
           t11 = $td(outs[key], K1, $q32, key);
           break;
-        case $q183:
+        case $q184:
           u3 = $td(outs[key], K1, $q32, key);
           break;
-        case $q185:
+        case $q186:
           u4 = $td(outs[key], K1, $q32, key);
           break;
         default:
-          $fail($q0, K1 + $q158 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q159 + key + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2968,26 +2987,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q257:
+        case $q258:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q160:
+        case $q161:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q161:
+        case $q162:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q258:
+        case $q259:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q142:
+        case $q145:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q259:
+        case $q260:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q162 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q163 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3011,44 +3030,44 @@ export function plan1(call: SparseAttentionCall): Plan {
     if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q49);
   }
   if (t3 === null) {
-    $missing(K1, $q31, $q183);
+    $missing(K1, $q31, $q184);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q183);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q184);
   }
   if (t4 === null) {
-    $missing(K1, $q31, $q185);
+    $missing(K1, $q31, $q186);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q185);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q186);
   }
   if (t5 === null) {
-    $missing(K1, $q31, $q196);
+    $missing(K1, $q31, $q197);
   } else {
     dt1 = t5.dtype;
-    by1 = $q196;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q196);
+    by1 = $q197;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q197);
   }
   if (t6 === null) {
-    $missing(K1, $q31, $q198);
+    $missing(K1, $q31, $q199);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q198);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q199);
   }
   if (t7 === null) {
-    $missing(K1, $q31, $q187);
+    $missing(K1, $q31, $q188);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q187);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q188);
   }
   if (t8 === null) {
-    $missing(K1, $q31, $q189);
+    $missing(K1, $q31, $q190);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q189);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q190);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q191);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q192);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q193);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q194);
   }
   if (t11 === null) {
   } else {
@@ -3056,35 +3075,35 @@ export function plan1(call: SparseAttentionCall): Plan {
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q183);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q184);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q185);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q186);
   }
-  if (dt0 === undefined) dt0 = $q130;
-  else if (dt0 !== $q130) $fail($q0, K1 + $q163 + dt0 + $q164);
-  if (dt1 === undefined) dt1 = $q165;
-  else if (dt1 !== $q165) $fail($q0, K1 + ": M = " + dt1 + $q166);
-  $num(g0, false, K1, $q257);
-  $num(g1, false, K1, $q160);
-  $num(g2, false, K1, $q161);
-  $num(g3, false, K1, $q258);
-  $num(g4, false, K1, $q142);
-  $num(g5, false, K1, $q259);
+  if (dt0 === undefined) dt0 = $q92;
+  else if (dt0 !== $q92) $fail($q0, K1 + $q164 + dt0 + $q165);
+  if (dt1 === undefined) dt1 = $q166;
+  else if (dt1 !== $q166) $fail($q0, K1 + ": M = " + dt1 + $q167);
+  $num(g0, false, K1, $q258);
+  $num(g1, false, K1, $q161);
+  $num(g2, false, K1, $q162);
+  $num(g3, false, K1, $q259);
+  $num(g4, false, K1, $q145);
+  $num(g5, false, K1, $q260);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q260);
-  if (a1 === undefined) $fail($q0, K1 + $q167);
-  if (a2 === undefined) $fail($q0, K1 + $q168);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q260);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q261);
+  if (a1 === undefined) $fail($q0, K1 + $q168);
+  if (a2 === undefined) $fail($q0, K1 + $q169);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q261);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q130 && dt1 === $q165) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q156, K1 + $q169 + "T=" + dt0 + ", " + "M=" + dt1 + $q170);
+  if (dt0 === $q92 && dt1 === $q166) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q157, K1 + $q170 + "T=" + dt0 + ", " + "M=" + dt1 + $q171);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

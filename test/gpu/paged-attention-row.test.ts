@@ -130,7 +130,8 @@ const CASES: readonly RowCase[] = [
   {
     profile: "desktop-32k",
     variant: "separate_derived",
-    shape: shape("G1 bs32 mixed, 40 sequences", 4, 4, 32),
+    // An explicit scale: the row design reads params.scale itself (not through the fallback).
+    shape: shape("G1 bs32 mixed, 40 sequences, scale 0.06", 4, 4, 32, { scale: 0.06 }),
     batch: {
       past: Array.from({ length: 40 }, (_, i) => (i * 37) % 90),
       newTokens: Array.from({ length: 40 }, (_, i) => [1, 0, 3, 1, 0, 0, 2][i % 7]),

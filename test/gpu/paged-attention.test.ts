@@ -10,7 +10,15 @@ import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
 import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
-import { ATTENTION_TOL, makePagedCase, pagedCaseReference, pagedCaseTensors, type PagedCaseShape } from "../support/paged-cases.js";
+import type { PagedAttentionResult } from "../../src/reference/paged-attention.js";
+import {
+  ATTENTION_TOL,
+  makePagedCase,
+  pagedCaseReference,
+  pagedCaseTensors,
+  type PagedCaseData,
+  type PagedCaseShape,
+} from "../support/paged-cases.js";
 
 /**
  * Each case runs with the shaders of two profiles: the one lavapipe's adapter selects
@@ -34,7 +42,19 @@ const SHAPES: readonly PagedCaseShape[] = [
   { name: "G1 H64 bs16", numHeads: 8, kvNumHeads: 8, headSize: 64, blockSize: 16, batch: 8, maxPast: 60, maxNew: 9 },
   { name: "G4 H128 bs32", numHeads: 8, kvNumHeads: 2, headSize: 128, blockSize: 32, batch: 8, maxPast: 300, maxNew: 12 },
   { name: "G8 H128 bs16", numHeads: 8, kvNumHeads: 1, headSize: 128, blockSize: 16, batch: 8, maxPast: 200, maxNew: 6 },
-  { name: "G8 H64 bs32 long", numHeads: 8, kvNumHeads: 1, headSize: 64, blockSize: 32, batch: 3, maxPast: 700, maxNew: 4 },
+  // An explicit scale (each design reads it: key per lane here, shared rows below, the row
+  // design's fallback and shared rows at H = 128); negative once, so that a sign error shows.
+  {
+    name: "G8 H64 bs32 long scale 0.09",
+    numHeads: 8,
+    kvNumHeads: 1,
+    headSize: 64,
+    blockSize: 32,
+    batch: 3,
+    maxPast: 700,
+    maxNew: 4,
+    scale: 0.09,
+  },
   // A flat softmax over many splits: every split's partial weighs in the merge (a merge that
   // drops a group of splits moves the output well past the tolerance).
   {
@@ -50,7 +70,17 @@ const SHAPES: readonly PagedCaseShape[] = [
   },
   // Head sizes whose vec4 row (20) or scalar row (34) does not divide the workgroup: the generic
   // item mapping of the attention template; H = 34 also takes the scalar (non-vec4) cache path.
-  { name: "G2 H80 bs16 generic items", numHeads: 4, kvNumHeads: 2, headSize: 80, blockSize: 16, batch: 4, maxPast: 100, maxNew: 6 },
+  {
+    name: "G2 H80 bs16 generic items scale -0.08",
+    numHeads: 4,
+    kvNumHeads: 2,
+    headSize: 80,
+    blockSize: 16,
+    batch: 4,
+    maxPast: 100,
+    maxNew: 6,
+    scale: -0.08,
+  },
   {
     name: "G4 H34 bs16 scalar cache",
     numHeads: 4,
@@ -77,7 +107,17 @@ const SHAPES: readonly PagedCaseShape[] = [
   // four blocks per tile (bs 8), a tile per key lookup (bs 24, and 7 heads padded to 8), half a
   // block per tile (bs 64, with hostile tables).
   { name: "G1 H128 bs8", numHeads: 4, kvNumHeads: 4, headSize: 128, blockSize: 8, batch: 4, maxPast: 150, maxNew: 6 },
-  { name: "G7 H128 bs24", numHeads: 7, kvNumHeads: 1, headSize: 128, blockSize: 24, batch: 4, maxPast: 200, maxNew: 5 },
+  {
+    name: "G7 H128 bs24 scale 0.1",
+    numHeads: 7,
+    kvNumHeads: 1,
+    headSize: 128,
+    blockSize: 24,
+    batch: 4,
+    maxPast: 200,
+    maxNew: 5,
+    scale: 0.1,
+  },
   {
     name: "G2 H128 bs64 hostile tables",
     numHeads: 4,
@@ -150,7 +190,7 @@ const device = await getGpuDevice({
  */
 const ROW_DESIGN_RUNS = (device?.adapterInfo.subgroupMaxSize ?? 0) >= 32;
 const DESKTOP_SHAPES = new Set(
-  SHAPES.filter((s) => s.headSize === 128 && (ROW_DESIGN_RUNS || s.name === "G4 H128 bs32" || s.name === "G7 H128 bs24")).map(
+  SHAPES.filter((s) => s.headSize === 128 && (ROW_DESIGN_RUNS || s.name === "G4 H128 bs32" || s.name === "G7 H128 bs24 scale 0.1")).map(
     (s) => s.name,
   ),
 );
@@ -159,6 +199,59 @@ const DESKTOP_SHAPES = new Set(
 let runner: PagedPlanRunner | undefined;
 const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>
   (runner ??= pagedPlanRunner(device as GPUDevice, "paged test"))(plan, shaders, tensors);
+
+/**
+ * Checks a run against the CPU reference: the output within atol = rtol = TOL, the caches bit for
+ * bit (written rows hold the new K and V, every other element, garbage included, is untouched).
+ */
+function expectMatchesReference(
+  shape: PagedCaseShape,
+  c: PagedCaseData,
+  got: Record<string, ArrayBuffer>,
+): { maxErr: number; maxRatio: number; ref: PagedAttentionResult } {
+  const ref = pagedCaseReference(shape, c);
+  const out = new Uint16Array(got.outputT);
+  let maxErr = 0;
+  let maxRatio = 0;
+  let worst = -1;
+  for (let k = 0; k < ref.output.length; k++) {
+    const g = f16ToF32(out[k]);
+    const err = Math.abs(g - ref.output[k]);
+    const ratio = err / (TOL + TOL * Math.abs(ref.output[k]));
+    if (!(ratio <= maxRatio)) {
+      maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
+      worst = k;
+    }
+    if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
+  }
+  const H = shape.headSize;
+  const N = shape.numHeads;
+  const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
+  expect(
+    maxRatio,
+    `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
+  ).toBeLessThanOrEqual(1);
+  for (const [id, before, want] of [
+    ["keyCacheT", c.keyCache, ref.keyCache],
+    ["valueCacheT", c.valueCache, ref.valueCache],
+  ] as const) {
+    const cache = new Uint16Array(got[id]);
+    let mismatches = 0;
+    let first = -1;
+    for (let k = 0; k < before.length; k++) {
+      const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
+      if (cache[k] !== expected) {
+        mismatches++;
+        if (first < 0) first = k;
+      }
+    }
+    expect(
+      mismatches,
+      `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`,
+    ).toBe(0);
+  }
+  return { maxErr, maxRatio, ref };
+}
 
 describe.runIf(device)("PagedAttention on lavapipe", () => {
   const table: string[] = [];
@@ -189,53 +282,11 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
         expect(planned.plan.variant, c.summary).toBe(variant);
         const tensors = pagedCaseTensors(c);
         const got = await runPlan(planned.plan, planned.shaders, tensors);
-        const ref = pagedCaseReference(shape, c);
-        const out = new Uint16Array(got.outputT);
-        let maxErr = 0;
-        let maxRatio = 0;
-        let worst = -1;
-        for (let k = 0; k < ref.output.length; k++) {
-          const g = f16ToF32(out[k]);
-          const err = Math.abs(g - ref.output[k]);
-          const ratio = err / (TOL + TOL * Math.abs(ref.output[k]));
-          if (!(ratio <= maxRatio)) {
-            maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
-            worst = k;
-          }
-          if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
-        }
+        const { maxErr, maxRatio, ref } = expectMatchesReference(shape, c, got);
         const numSplits = planned.plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
         table.push(
           `${profile} | ${variant} | ${shape.name} (${c.summary}) | ${numSplits} | ${maxErr.toExponential(2)} | ${maxRatio.toFixed(3)}`,
         );
-        const H = shape.headSize;
-        const N = shape.numHeads;
-        const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
-        expect(
-          maxRatio,
-          `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
-        ).toBeLessThanOrEqual(1);
-        // The caches, bit for bit: written rows hold the new K and V, every other element (garbage
-        // included) is untouched.
-        for (const [id, before, want] of [
-          ["keyCacheT", c.keyCache, ref.keyCache],
-          ["valueCacheT", c.valueCache, ref.valueCache],
-        ] as const) {
-          const cache = new Uint16Array(got[id]);
-          let mismatches = 0;
-          let first = -1;
-          for (let k = 0; k < before.length; k++) {
-            const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
-            if (cache[k] !== expected) {
-              mismatches++;
-              if (first < 0) first = k;
-            }
-          }
-          expect(
-            mismatches,
-            `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`,
-          ).toBe(0);
-        }
         // Hostile tables may unmap every block of a small batch; other cases must attend to something.
         if (!shape.hostile) expect(c.liveRows, "the case has visible keys").toBeGreaterThan(0);
         if (!shape.hostile)
@@ -245,6 +296,46 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
           ).toBe(true);
       }, 300_000);
     }
+  }
+
+  // ops.md's schedule edges, on a fixed batch (the random batches above reach them by chance
+  // only): sequences with no new tokens first, in the middle and last (equal prefix sums the
+  // token-to-sequence search must step over), prefill from an empty cache (past 0), decode at a
+  // block's last slot and first slot, and a long prefill after a past; an explicit scale. Every
+  // variant, with SHAPES[0]'s shaders.
+  for (const variant of VARIANTS) {
+    test(`mobile-1024-f16: ${variant}: fixed batch with empty sequences, past 0, block edges`, async () => {
+      const shape: PagedCaseShape = { ...SHAPES[0]!, name: "G1 H64 bs16 fixed batch", scale: 0.2 };
+      const batch = { past: [7, 0, 15, 0, 16, 40, 3], newTokens: [0, 9, 1, 0, 1, 17, 0] };
+      const c = makePagedCase(shape, variant.startsWith("packed"), variant.includes("_slot"), rng(SEED + 101), batch);
+      const compiled = await plannerFor(variant, "mobile-1024-f16");
+      const plan = compiled.plan(c.call);
+      expect(plan.variant, c.summary).toBe(variant);
+      const got = await runPlan(plan, compiled.shaders, pagedCaseTensors(c));
+      const { maxRatio } = expectMatchesReference(shape, c, got);
+      table.push(`mobile-1024-f16 | ${variant} | ${shape.name} (${c.summary}) | - | - | ${maxRatio.toFixed(3)}`);
+    }, 300_000);
+  }
+
+  // T = 0 (every sequence without new tokens) does nothing: every pass has a zero workgroup count,
+  // so none runs; the caches keep every bit, garbage included.
+  for (const variant of ["separate_derived", "packed_slot_splitk"] as const) {
+    test(`mobile-1024-f16: ${variant}: T = 0 changes nothing`, async () => {
+      const shape = SHAPES[0]!;
+      const c = makePagedCase(shape, variant.startsWith("packed"), variant.includes("_slot"), rng(SEED + 103), {
+        past: [5, 0, 33],
+        newTokens: [0, 0, 0],
+      });
+      expect(c.call.inputs.queryT?.shape[0]).toBe(0);
+      const compiled = await plannerFor(variant, "mobile-1024-f16");
+      const plan = compiled.plan(c.call);
+      expect(plan.variant).toBe(variant);
+      for (const p of plan.passes) expect([p.x, p.y, p.z], p.id).toContain(0);
+      const got = await runPlan(plan, compiled.shaders, pagedCaseTensors(c));
+      expect(got.outputT.byteLength).toBe(0);
+      expect(new Uint16Array(got.keyCacheT)).toEqual(c.keyCache);
+      expect(new Uint16Array(got.valueCacheT)).toEqual(c.valueCache);
+    }, 300_000);
   }
 
   // More splits than the merge's workgroup (at most 256 invocations, pagedMergeWg): its tree form

@@ -90,6 +90,40 @@ const CASES: readonly SparseCase[] = [
     rotary: "split",
     packed: false,
   },
+  // ops.md's past_b edges on shader A's attention: a row past the cache's end (batch 0 writes
+  // positions 63 and 64 of a 64-row cache: the second is dropped, not written into the next KV
+  // head's row 0, which layout 1's heads read), a decode key total below S (past clamped to 0).
+  {
+    name: "decode S=2, a row past the cache's end, a key total below S, separate",
+    B: 3,
+    S: 2,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 16,
+    maxCacheSeq: 64,
+    layout: [2, 1, 2],
+    past: [63, -1, 30],
+    rotary: "off",
+    packed: false,
+  },
+  // A sparse block size that is not a power of two, and split (NeoX) rotary over part of the head
+  // (R = 16 of H = 32: pairs d, d + 8; channels 16..31 pass through).
+  {
+    name: "decode S=2 at 22/47/70, sbs 24, partial split rotary (R = 16 of H = 32), separate",
+    B: 3,
+    S: 2,
+    N: 4,
+    Nkv: 2,
+    H: 32,
+    sbs: 24,
+    maxCacheSeq: 96,
+    layout: [2, 1, 2],
+    past: [22, 47, 70],
+    rotary: "split",
+    rotaryDim: 16,
+    packed: false,
+  },
   // Shader B: as A with the packed query row.
   {
     name: "golden CSR, decode S=2 crossing blocks, packed",

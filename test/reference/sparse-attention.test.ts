@@ -230,25 +230,36 @@ describe("sparseAttentionReference", () => {
     expect(a.presentValue[untouched]).toBe(common.pastValue[untouched]);
   });
 
-  it("refuses a write past the end of the cache", () => {
-    expect(() =>
-      sparseAttentionReference(
-        {
-          batchSize: 1,
-          seqLen: 1,
-          headSize: H,
-          maxCacheSeq: 2,
-          query: new Float32Array(H),
-          key: new Float32Array(H),
-          value: new Float32Array(H),
-          pastKey: new Float32Array(2 * H),
-          pastValue: new Float32Array(2 * H),
-          layout: buildSparseLayout(1, 2, 1, 1),
-          totalSequenceLength: 3,
-          keyTotalSequenceLengths: [3],
-        },
-        { numHeads: 1, kvNumHeads: 1, sparseBlockSize: 1 },
-      ),
-    ).toThrow(/outside the cache/);
+  it("drops a row past the end of the cache (no write into the next head's rows) and attends to the cache's keys only", () => {
+    // Two KV heads of 2 rows each; the call writes positions 1 and 2 (key total 3, S = 2): row 2
+    // of head 0 would be row 0 of head 1.
+    const Hd = 2;
+    const pastKey = Float32Array.from([1, 0, 1, 0, 7, 7, 7, 7]);
+    const pastValue = Float32Array.from([3, 3, 9, 9, 5, 5, 6, 6]);
+    const r = sparseAttentionReference(
+      {
+        batchSize: 1,
+        seqLen: 2,
+        headSize: Hd,
+        maxCacheSeq: 2,
+        query: new Float32Array(2 * 2 * Hd),
+        key: Float32Array.from([0, 0, 0, 0, 2, 2, 4, 4]),
+        value: Float32Array.from([1, 1, 1, 1, 8, 8, 8, 8]),
+        pastKey,
+        pastValue,
+        layout: buildSparseLayout(1, 2, 2, 1),
+        totalSequenceLength: 3,
+        keyTotalSequenceLengths: [3],
+      },
+      { numHeads: 2, kvNumHeads: 2, sparseBlockSize: 1 },
+    );
+    expect(r.pastLengths).toEqual([1]);
+    // Head 0: row 1 written (s = 0), nothing else; head 1: row 1 written, row 0 untouched.
+    expect(Array.from(r.presentKey)).toEqual([1, 0, 0, 0, 7, 7, 0, 0]);
+    expect(Array.from(r.presentValue)).toEqual([3, 3, 1, 1, 5, 5, 1, 1]);
+    // Query s = 0 (position 1) sees keys 0 and 1 of its head (zero query: uniform weights); s = 1
+    // sits at position 2, in a query block past the layout's: it attends to nothing (zeros).
+    expect(Array.from(r.output.subarray(0, 4))).toEqual([2, 2, 3, 3]);
+    expect(Array.from(r.output.subarray(4, 8))).toEqual([0, 0, 0, 0]);
   });
 });

@@ -44,6 +44,12 @@ export interface PagedCaseShape {
    * case needs to see a split-K merge that drops some splits.
    */
   readonly qkAmplitude?: number;
+  /**
+   * The `scale` attribute the call gives (absent: the call omits it and the kernels use
+   * 1/sqrt(H)). With the peaked softmax of QK_AMPLITUDE, a kernel that ignored it (or took
+   * 1/sqrt(H) anyway) fails.
+   */
+  readonly scale?: number;
 }
 
 /**
@@ -187,7 +193,11 @@ export function makePagedCase(
   };
   const liveRows = live.reduce((a, x) => a + x, 0);
   return {
-    call: { inputs, outputs: { outputT: f16([T, N * H]) }, attrs: { num_heads: N, kv_num_heads: Nkv } },
+    call: {
+      inputs,
+      outputs: { outputT: f16([T, N * H]) },
+      attrs: { num_heads: N, kv_num_heads: Nkv, ...(shape.scale === undefined ? {} : { scale: shape.scale }) },
+    },
     query,
     key: packed ? null : randomValues(T * Nkv * H, rand, qk),
     value: packed ? null : randomValues(T * Nkv * H, rand, 1),
@@ -228,6 +238,7 @@ export function pagedCaseReference(shape: PagedCaseShape, c: PagedCaseData): Pag
   return pagedAttentionReference({
     numHeads: shape.numHeads,
     kvNumHeads: shape.kvNumHeads,
+    scale: shape.scale,
     query: c.query,
     key: c.key,
     value: c.value,

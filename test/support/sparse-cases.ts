@@ -40,7 +40,11 @@ export interface SparseCase {
   readonly maxCacheSeq: number;
   /** [numLayout, localBlocks, vertStride], or the golden CSR example. */
   readonly layout: readonly [number, number, number] | "golden";
-  /** undefined: prompt (past 0); else past length per batch entry (decode). */
+  /**
+   * undefined: prompt (past 0); else past length per batch entry (decode; key total = past + S, so a
+   * negative past gives a key total below S, which the kernels clamp to past 0, and past + S past
+   * maxCacheSeq gives rows the kernels drop).
+   */
   readonly past?: readonly number[];
   readonly rotary: "off" | "split" | "interleaved";
   /** Rotary dim R (cos/sin tables have R/2 columns); default H. */
@@ -244,13 +248,19 @@ export function sparseCaseReference(d: SparseCaseData): SparseAttentionResult {
   return sparseAttentionReference(d.inputs, d.attrs);
 }
 
-/** 1 for every cache element the call writes (rows past_b .. past_b + S - 1 of each batch entry and KV head), else 0. */
+/**
+ * 1 for every cache element the call writes (rows past_b .. past_b + S - 1 of each batch entry and
+ * KV head that lie inside the cache: rows at or past maxCacheSeq are dropped), else 0.
+ */
 export function sparseWrittenMask(c: SparseCase, expected: SparseAttentionResult): Uint8Array {
   const written = new Uint8Array(expected.presentKey.length);
   for (let b = 0; b < c.B; b++) {
     for (let kvh = 0; kvh < c.Nkv; kvh++) {
-      const row0 = ((b * c.Nkv + kvh) * c.maxCacheSeq + expected.pastLengths[b]) * c.H;
-      written.fill(1, row0, row0 + c.S * c.H);
+      const first = expected.pastLengths[b];
+      const end = Math.min(first + c.S, c.maxCacheSeq);
+      if (end <= first) continue;
+      const row0 = (b * c.Nkv + kvh) * c.maxCacheSeq;
+      written.fill(1, (row0 + first) * c.H, (row0 + end) * c.H);
     }
   }
   return written;

@@ -121,6 +121,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let batch = index / (HEAD_DIM * params.seqLen * KV_HEADS);
 
   let position = past_sequence_length(batch) + t;
+  // A row past the cache's end (ORT rejects such calls; a kernel only sees the data) is dropped:
+  // written at `position` it would land in the next KV head's rows.
+  if (position >= MAX_CACHE_SEQ) {
+    return;
+  }
   let dst = ((batch * KV_HEADS + kv_head) * MAX_CACHE_SEQ + position) * HEAD_DIM + d;
   let row = (batch * params.seqLen + t) * Q_STRIDE;
   let k_base = row + PACKED_K_OFFSET + kv_head * HEAD_DIM;

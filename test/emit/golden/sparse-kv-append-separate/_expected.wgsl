@@ -72,6 +72,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let batch = index / (HEAD_DIM * params.seqLen * KV_HEADS);
 
   let position = past_sequence_length(batch) + t;
+  // A row past the cache's end (ORT rejects such calls; a kernel only sees the data) is dropped:
+  // written at `position` it would land in the next KV head's rows.
+  if (position >= MAX_CACHE_SEQ) {
+    return;
+  }
   let dst = ((batch * KV_HEADS + kv_head) * MAX_CACHE_SEQ + position) * HEAD_DIM + d;
   let k_base = ((batch * params.seqLen + t) * KV_HIDDEN) + kv_head * HEAD_DIM;
   let v_base = k_base;

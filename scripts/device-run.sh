@@ -38,6 +38,8 @@
 #            earlier commit's); $OUT/bench-vsched.json
 #   sweep  - the shipped row design at 128 splits (1024 workgroups) for 1 x 4096 ... 1 x 65536 keys
 #            (1 to 16 tiles a workgroup): the fixed and the per-tile cost; $OUT/bench-sweep.json
+#   ahead3 - the six decode shapes with the templates against a copy loading three chunks ahead
+#            (bench/experiments/template-variants.mjs ahead3); $OUT/bench-ahead3.json
 #   small  - the two small decode shapes with more resident workgroups (up to 192 and 256 splits), one chunk
 #            ahead (fewer registers), and 64 splits, against the configured tunables: whether they are
 #            latency-bound on this GPU; $OUT/bench-small.json (rows on stdout only)
@@ -107,6 +109,8 @@ for what in "${steps[@]}"; do
     vsched) dirs=$(node bench/experiments/template-variants.mjs vsplit vat1) || exit 1
            BENCH_TEMPLATES=${VSCHED_BASE:+$VSCHED_BASE,}templates,$dirs BENCH_PINS=${VSCHED_PINS:-'[{}]'} \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-vsched.json" 2>&1 | grep -v Warning | tee "$OUT/bench-vsched.log" ;;
+    ahead3) dirs=$(node bench/experiments/template-variants.mjs ahead3) || exit 1
+           BENCH_TEMPLATES=templates,$dirs node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead3.json" 2>&1 | grep -v Warning | grep "^paged" ;;
     small) BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":512,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-small.json" 2>&1 | grep -v Warning | grep "^paged" ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \

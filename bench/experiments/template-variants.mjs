@@ -14,6 +14,7 @@
 //   template issues all 32 V rows at chunk V_AT = GP - AHEAD (chunk 2 of 4 with 4 heads per KV head
 //   and two chunks ahead); vsplit has each chunk c issue the V rows of its own keys (c*KC .. c*KC +
 //   KC - 1), vat1 all V rows at chunk 1.
+// - ahead3: three chunks ahead (see below).
 // Usage: node bench/experiments/template-variants.mjs <name>...; writes .exp-<name>/ and prints the
 // folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
@@ -50,6 +51,18 @@ const edits = {
       p,
       text.replace(loop, "for (var tile_start = key_begin; tile_start < select(key_begin, key_end, params.scale == -12345.0);"),
     );
+  },
+  // ahead3 (same results, same traffic): loads three chunks ahead instead of two, so with four
+  // chunks a tile (4 query heads per KV head) all of a tile's K rows are in flight when it starts and
+  // its V rows are issued at chunk 1; 16 more registers a lane for the fourth K buffer.
+  ahead3: (f) => {
+    const p = `${f}/paged-attention-row.wgsl.jinja`;
+    let text = fs.readFileSync(p, "utf8");
+    const set = '{% set AHEAD = 1 if entryMode == "key" else pagedRowAhead %}';
+    const check = "{% if pagedRowAhead != 1 and pagedRowAhead != 2 %}";
+    if (!text.includes(set) || !text.includes(check)) throw new Error("ahead3: anchors not found");
+    text = text.replace(set, '{% set AHEAD = 1 if entryMode == "key" else 3 %}').replace(check, "{% if false %}");
+    fs.writeFileSync(p, text);
   },
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),

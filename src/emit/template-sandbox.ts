@@ -89,8 +89,33 @@ function compileTemplate(src: string, name: string, opts: CompileOptions): strin
   const c = new LocatingCompiler(name, opts.throwOnUndefined ?? false);
   const tree =
     opts.trimBlocks === true && opts.lstripBlocks === true && opts.tags === undefined ? parseTemplate(src) : njParser.parse(src, [], opts);
+  assertPastableNames(tree);
   c.compile(njTransformer.transform(tree, [], name));
   return c.getCode();
+}
+
+/**
+ * Throws if a name in the tree could end the double-quoted string nunjucks' compiler pastes it
+ * into (a quote, a backslash, a line break). The checks refuse every name that is not an identifier
+ * before a template is compiled (check/template-safety.ts); this holds for any tree that reaches
+ * the compiler, the instrumented copies for line maps included.
+ */
+function assertPastableNames(tree: unknown): void {
+  const stack: unknown[] = [tree];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (Array.isArray(x)) {
+      stack.push(...x);
+      continue;
+    }
+    if (x === null || typeof x !== "object") continue;
+    const node = x as { typename?: unknown; value?: unknown; fields?: readonly string[]; body?: unknown } & Record<string, unknown>;
+    if (typeof node.typename !== "string") continue;
+    if (node.typename === "Symbol" && /["\\\n\r\u2028\u2029]/.test(String(node.value)))
+      throw new Error(`the name ${JSON.stringify(String(node.value))} is not an identifier`);
+    if (node.typename === "Set" && node.body !== undefined) stack.push(node.body);
+    for (const f of node.fields ?? []) stack.push(node[f]);
+  }
 }
 
 type Callable = (...args: unknown[]) => unknown;

@@ -254,3 +254,32 @@ describe("config pins name what exists", () => {
     expect([lint.code, build.code]).toEqual([0, 0]);
   }, 60_000);
 });
+
+describe("kernelc.tune.json looked up by names that Object.prototype has", () => {
+  const tuneFile = (profiles: object): string => JSON.stringify({ generatedBy: "kernelc 0.1.0", profiles });
+
+  it("explain of a kernel named `constructor`, with a tune file whose profile has no record of it, explains (it was an internal error)", async () => {
+    const root = axpbyProject({ spec: (s) => (s.name = "constructor") });
+    fs.writeFileSync(path.join(root, "kernelc.tune.json"), tuneFile({ core: {} }));
+    const r = await runCli(["explain", "constructor", "--profile", "core"], root);
+    expect(r.stdout + r.stderr).not.toMatch(/\n\s+at |internal error/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^constructor on profile core/);
+    expect(r.stdout).not.toMatch(/tuned \(kernelc\.tune\.json\)/);
+  }, 60_000);
+
+  it("explain and build on a profile named `constructor` of a kernel named `assign` ignore Object's members", async () => {
+    const root = axpbyProject({
+      spec: (s) => (s.name = "assign"),
+      config: { profiles: ["constructor"], defineProfiles: [{ name: "constructor" }] },
+    });
+    fs.writeFileSync(path.join(root, "kernelc.tune.json"), tuneFile({}));
+    const explain = await runCli(["explain", "assign", "--profile", "constructor"], root);
+    const build = await runCli(["build"], root);
+    for (const r of [explain, build]) {
+      expect(r.stdout + r.stderr).not.toMatch(/\n\s+at |internal error/);
+      expect(r.code).toBe(0);
+    }
+    expect(explain.stdout).not.toMatch(/tuned \(kernelc\.tune\.json\)/);
+  }, 60_000);
+});

@@ -205,6 +205,32 @@ describe("what templates may still do", () => {
   });
 });
 
+describe("where a limit or refusal after an import or inside an imported macro happened", () => {
+  const render = setup({
+    "lib.jinja":
+      "// lib\n{% macro big() %}\n{% for i in range(300000) %}{% endfor %}\n{% endmacro %}\n{% macro m() %}{{ range.apply }}{% endmacro %}\n",
+    "main.jinja": '{% import "lib.jinja" as l %}\n// main\n// main\n{{ l.big() }}\n',
+    "from.jinja": '{% from "lib.jinja" import big %}\n{{ big() }}\n',
+    "after.jinja": '{% import "lib.jinja" as l %}\n{% macro ok() %}x{% endmacro %}\n{{ ok() }}{% for i in range(300000) %}{% endfor %}\n',
+    "refused.jinja": '{% import "lib.jinja" as l %}\n{% set k = "constr" ~ "uctor" %}\n{{ range[k] }}\n',
+  });
+
+  test.each([
+    ["main.jinja", "lib.jinja", 3],
+    ["from.jinja", "lib.jinja", 3],
+    ["after.jinja", "after.jinja", 3],
+  ])("%s: reported in %s at line %i (the importing template was named, with the imported one's line)", (shader, file, line) => {
+    const err = renderError(() => render(shader));
+    expect(err.limit).toBe(true);
+    expect([err.file, err.line]).toEqual([file, line]);
+  });
+
+  test("a refusal after an import is at its own line (it was at the imported template's last line)", () => {
+    const err = renderError(() => render("refused.jinja"));
+    expect([err.file, err.line, err.limit]).toEqual(["refused.jinja", 3, false]);
+  });
+});
+
 describe("render limits", () => {
   const render = setup({
     "range.jinja": "// a\n{% for i in range(width) %}x{% endfor %}\n",

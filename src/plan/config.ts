@@ -773,7 +773,8 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
  * Where `file` (of the project at `root`) resolves when that is outside the project's repository
  * (readBoundary): a committed symbolic link such as `kernelc.tune.json -> ~/.npmrc`. Lint runs on
  * pull requests, and a file that is not JSON is quoted in a json_syntax code frame: such a file is
- * refused unread. Undefined for a file inside, or one that does not resolve (its reader reports it).
+ * refused unread. Undefined for a file inside, or one that does not resolve or is not a regular file
+ * (its reader reports it).
  */
 function resolvesOutsideRepository(root: string, file: string): string | undefined {
   let real: string;
@@ -781,6 +782,8 @@ function resolvesOutsideRepository(root: string, file: string): string | undefin
   try {
     real = fs.realpathSync(file);
     boundary = fs.realpathSync(boundary);
+    // A FIFO or a device is refused unread by the reader (file_unreadable), wherever it is.
+    if (!fs.statSync(real).isFile()) return undefined;
   } catch {
     return undefined;
   }

@@ -554,13 +554,19 @@ function $wrap(e: unknown, name: string): unknown {
   if (e instanceof EvalFailure && !e.message.startsWith($q22)) return new EvalFailure($q22 + name + "\u0060: " + e.message);
   return e;
 }
-/** A value as messages show it; never runs the value's own code (objects and functions are named, not converted). */
-function $show(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
+/**
+ * A value as messages show it; never runs the value's own code (objects and functions are named, not
+ * converted). Bounded: a string past 256 characters, a list past 64 items and lists nested past 8
+ * levels are cut, so a hostile value gives a short message, never a stack overflow.
+ */
+function $show(v: unknown, d: number = 0): string {
+  if (typeof v === "string") return v.length > 256 ? JSON.stringify(v.slice(0, 256)) + "\u2026 (" + v.length + " characters)" : JSON.stringify(v);
   if (Array.isArray(v)) {
+    if (d >= 8) return "[\u2026]";
+    const n = v.length < 64 ? v.length : 64;
     let s = "[";
-    for (let i = 0; i < v.length; i++) s += (i ? ", " : "") + $show(v[i]);
-    return s + "]";
+    for (let i = 0; i < n; i++) s += (i ? ", " : "") + $show(v[i], d + 1);
+    return s + (v.length > n ? ", \u2026 (" + v.length + " items)]" : "]");
   }
   if (typeof v === "object" && v !== null) return "(object)";
   if (typeof v === "function") return "(function)";

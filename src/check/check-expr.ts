@@ -244,7 +244,9 @@ class ExprChecker {
           "forbidden_member",
           `\`${prop}\` is not a member of \`${base.ns}\``,
           pspan,
-          `members of \`${base.ns}\` are only the names the spec declares`,
+          base.ns === "device.limits"
+            ? "members of `device.limits` are the WebGPU limit names (GPUSupportedLimits), such as `maxComputeWorkgroupStorageSize`"
+            : `members of \`${base.ns}\` are only the names the spec declares`,
         ),
       };
     }

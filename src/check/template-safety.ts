@@ -99,6 +99,15 @@ export const TEMPLATE_TESTS: readonly string[] = [
 /** The only global a template sees, besides the render context: a bounded `range`. */
 export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
 
+/**
+ * A name a template may write (a variable, a `set` or loop target, a macro, its parameters, an
+ * import): an ASCII identifier. Why: Nunjucks' lexer takes any run of characters up to whitespace or
+ * a delimiter as a name, quotes included (`x"^…^"`), and its compiler pastes names into the
+ * JavaScript it generates between double quotes without escaping them, so a quote in a name would
+ * end the string and run the rest as code.
+ */
+const TEMPLATE_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 /** Whether a name is a JavaScript internal no template may read, write or define. */
 export function isForbiddenTemplateName(name: string): boolean {
   return name === "constructor" || name === "prototype" || name.startsWith("__");
@@ -219,7 +228,13 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
     }
     switch (type) {
       case "Symbol":
-        checkName(x, String(x.value), "the name", parent);
+        if (!TEMPLATE_IDENTIFIER.test(String(x.value)))
+          refuse(
+            x,
+            `the name \`${String(x.value)}\` is not an identifier: names in kernelc templates are ASCII letters, digits and \`_\`, not starting with a digit`,
+            parent,
+          );
+        else checkName(x, String(x.value), "the name", parent);
         break;
       case "Literal":
         if (x.value instanceof RegExp) refuse(x, "regular-expression literals (`r/…/`) are not allowed in kernelc templates", parent);
@@ -244,7 +259,8 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
               callee.target.typename === "Symbol" &&
               isNode(callee.val) &&
               callee.val.typename === "Literal" &&
-              typeof callee.val.value === "string"));
+              typeof callee.val.value === "string" &&
+              TEMPLATE_IDENTIFIER.test(callee.val.value)));
         if (!ok) refuse(x, "only macros (and `range`) can be called, by name (`m(…)`) or from an imported namespace (`lib.m(…)`)", parent);
         break;
       }

@@ -490,7 +490,33 @@ export function parseJson(text: string, file: string, limits: JsonLimits = DEFAU
       ],
     };
   }
+  const utf16 = utf16Encoding(text);
+  if (utf16 !== undefined) {
+    return {
+      diagnostics: [
+        makeDiagnostic(
+          "json_syntax",
+          `the file is encoded as ${utf16}, not UTF-8: kernelc reads JSON files as UTF-8`,
+          { file, span: { start: 0, end: 0 }, pointer: "" },
+          { hint: "save the file as UTF-8 (without a byte order mark, or with the UTF-8 one)" },
+        ),
+      ],
+    };
+  }
   return new Parser(text, file, limits).parseDocument();
+}
+
+/**
+ * The UTF-16 encoding a file read as UTF-8 was written in, told by its byte order mark (FF FE or
+ * FE FF, each byte invalid in UTF-8 and so read as U+FFFD) followed by a NUL of the first
+ * character's other byte; undefined for any other text. Without this, such a file's error was
+ * "expected a JSON value, found `\uFFFD`".
+ */
+function utf16Encoding(text: string): string | undefined {
+  if (!text.startsWith("\uFFFD\uFFFD")) return undefined;
+  if (text[2] === "\u0000") return "UTF-16 big-endian";
+  if (text[3] === "\u0000") return "UTF-16 little-endian";
+  return undefined;
 }
 
 /**

@@ -34,7 +34,27 @@ function resolve(loc: Location | undefined, sources: SourceLookup, maps: Map<str
 
 function where(r: Resolved): string {
   const pos = r.line !== undefined ? `${r.file}:${r.line}:${r.column}` : r.file;
-  return r.pointer !== undefined ? `${pos} (${r.pointer === "" ? "/" : r.pointer})` : pos;
+  return r.pointer !== undefined ? `${pos} (${clip(r.pointer === "" ? "/" : r.pointer, MAX_POINTER)})` : pos;
+}
+
+/** Characters of a message, hint or note (and of a JSON pointer) that text and GitHub output show. */
+const MAX_TEXT = 1000;
+const MAX_POINTER = 400;
+
+/**
+ * `s`, or for a longer one its start and end around a count of the characters left out. Why:
+ * messages quote what the input holds (a name, a dtype, an expression), and a spec, config or call
+ * can hold a name of 100000 characters; its diagnostic should still fit a screen. JSON output keeps
+ * the whole text.
+ */
+export function clip(s: string, max = MAX_TEXT): string {
+  if (s.length <= max) return s;
+  let head = Math.floor(max / 2);
+  let tail = s.length - Math.floor(max / 4);
+  // Never split a surrogate pair.
+  if (/[\udc00-\udfff]/.test(s[head] ?? "")) head--;
+  if (/[\udc00-\udfff]/.test(s[tail] ?? "")) tail++;
+  return `${s.slice(0, head)}…[${tail - head} characters]…${s.slice(tail)}`;
 }
 
 /** Lines longer than this many characters are cut to a window of this width around the span. */
@@ -112,14 +132,14 @@ function renderTextRaw(diags: readonly Diagnostic[], sources: SourceLookup): str
   const maps = new Map<string, LineMap>();
   const out: string[] = [];
   for (const d of diags) {
-    out.push(`${d.severity}[${d.code}]: ${d.message}`);
+    out.push(`${d.severity}[${d.code}]: ${clip(d.message)}`);
     const r = resolve(d.location, sources, maps);
     if (r) out.push(`  --> ${where(r)}`);
     if (d.location) out.push(...codeFrame(d.location, sources, maps).map((l) => "  " + l));
-    if (d.hint) out.push(`  = hint: ${d.hint}`);
+    if (d.hint) out.push(`  = hint: ${clip(d.hint)}`);
     for (const n of d.notes) {
       const nr = resolve(n.location, sources, maps);
-      out.push(`  = note: ${n.message}${nr ? ` (${where(nr)})` : ""}`);
+      out.push(`  = note: ${clip(n.message)}${nr ? ` (${where(nr)})` : ""}`);
     }
     out.push("");
   }
@@ -191,10 +211,10 @@ export function renderGithub(diags: readonly Diagnostic[], sources: SourceLookup
     }
     props.push(`title=${escapeProperty(`kernelc ${d.code}`)}`);
     const msg =
-      d.message +
-      (r?.pointer !== undefined ? ` [${r.pointer || "/"}]` : "") +
-      (d.hint ? `\nhint: ${d.hint}` : "") +
-      d.notes.map((n) => `\nnote: ${n.message}`).join("");
+      clip(d.message) +
+      (r?.pointer !== undefined ? ` [${clip(r.pointer || "/", MAX_POINTER)}]` : "") +
+      (d.hint ? `\nhint: ${clip(d.hint)}` : "") +
+      d.notes.map((n) => `\nnote: ${clip(n.message)}`).join("");
     return `::${d.severity === "error" ? "error" : "warning"} ${props.join(",")}::${escapeData(msg)}`;
   });
   return lines.length ? lines.join("\n") + "\n" : "";

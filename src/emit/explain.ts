@@ -4,6 +4,7 @@ import type { KernelProfileBuild } from "../plan/enumerate.js";
 import { makeDiagnostic } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote, Location } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
+import { clip } from "../core/render-diagnostics.js";
 import { appendPointer, resolvePointer, splitPointer, type JsonNode } from "../core/json-source.js";
 import type { CallErrorKind } from "../plan/call-error.js";
 import { outputsToFill } from "../plan/dispatch-model.js";
@@ -136,9 +137,9 @@ export function callOutcomeJson(outcome: CallOutcome): unknown {
 export function callOutcomeText(model: KernelModel, outcome: CallOutcome): string {
   const { picked, rejected, error, plan } = outcome;
   const lines = [`call of ${model.kernel.spec.name} on profile ${model.profile}:`];
-  for (const r of rejected) lines.push(`  rejected ${r.variant}: ${r.reason}`);
+  for (const r of rejected) lines.push(`  rejected ${r.variant}: ${clip(r.reason)}`);
   if (picked) lines.push(`  picked ${picked}`);
-  if (error) lines.push(`  error (${error.kind}): ${error.message}`);
+  if (error) lines.push(`  error (${error.kind}): ${clip(error.message)}`);
   if (plan) {
     for (const pass of plan.passes) lines.push(`    pass ${pass.id}: shader ${pass.shader}, workgroups [${pass.x}, ${pass.y}, ${pass.z}]`);
     for (const [id, size] of Object.entries(plan.scratch)) lines.push(`    scratch ${id}: ${size} bytes`);

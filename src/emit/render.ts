@@ -11,7 +11,7 @@ import path from "node:path";
 import nunjucks from "nunjucks";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
-import { PRINTS_A_LIST, RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError } from "./template-sandbox.js";
+import { PRINTS_A_LIST, RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError, type SandboxPosition } from "./template-sandbox.js";
 
 /** The x width at which a 1-D dispatch folds into y; templates read it as DISPATCH_FOLD_WIDTH. */
 export const DISPATCH_FOLD_WIDTH = 65535;
@@ -542,10 +542,12 @@ interface NunjucksErrorShape {
  */
 function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string, string>): RenderError {
   let limit = false;
+  let raised = false;
   for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
     if (c instanceof TemplateRefused)
       return new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
     if (c instanceof RenderLimitExceeded) limit = true;
+    if (c instanceof RenderLimitExceeded || c instanceof TemplateSandboxError) raised = true;
   }
   const e = (err ?? {}) as NunjucksErrorShape;
   let message = typeof e.message === "string" ? e.message : String(err);
@@ -562,6 +564,10 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     message = message.slice(m[0].length);
   }
   message = message.trim().replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath|TemplateSandboxError|RenderLimitExceeded): /, "");
+  // A limit or refusal the sandbox raised happened where the template code ran (see Budget.at in
+  // template-sandbox.ts): nunjucks can name another template, or another template's line.
+  const at = (err as { sandboxAt?: SandboxPosition } | null)?.sandboxAt;
+  if (raised && at?.file !== undefined && sources.has(at.file) && at.line > 0) [file, line, column] = [at.file, at.line, at.column];
   if (line === undefined && typeof e.lineno === "number" && e.lineno > 0) {
     line = e.lineno;
     column = typeof e.colno === "number" && e.colno > 0 ? e.colno : undefined;

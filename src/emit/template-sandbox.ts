@@ -63,19 +63,37 @@ class LocatingCompiler extends njCompiler.Compiler {
     for (const child of node.children) {
       if (child && STATEMENTS.has(child.typename ?? "") && typeof child.lineno === "number") {
         const buffer = (this as unknown as { buffer: string }).buffer;
-        this._emitLine(`lineno = ${child.lineno + 1}; colno = ${(child.colno ?? 0) + 1}; runtime.outputSoFar(${buffer}.length);`);
+        const [line, column] = [child.lineno + 1, (child.colno ?? 0) + 1];
+        this._emitLine(
+          `lineno = ${line}; colno = ${column}; runtime.outputSoFar(${buffer}.length, ${this.fileLiteral()}, ${line}, ${column});`,
+        );
       }
       (this as unknown as { compile(n: unknown, f: unknown): void }).compile(child, frame);
     }
   }
 
-  compileFunCall(node: { lineno: number; colno: number }, frame: unknown): void {
-    const located = Object.create(node, { lineno: { value: node.lineno + 1 }, colno: { value: node.colno + 1 } }) as object;
-    (njCompiler.Compiler.prototype as unknown as { compileFunCall(n: unknown, f: unknown): void }).compileFunCall.call(
-      this,
-      located,
-      frame,
-    );
+  /**
+   * Nunjucks' compileFunCall with 1-based positions, which the sandbox also records (runtime.at),
+   * and the callee's name for messages as a JSON string literal (nunjucks escapes only its quotes).
+   */
+  compileFunCall(node: { lineno: number; colno: number; name: unknown; args: unknown }, frame: unknown): void {
+    const self = this as unknown as {
+      _emit(code: string): void;
+      _compileExpression(n: unknown, f: unknown): void;
+      _compileAggregate(n: unknown, f: unknown, open: string, close: string): void;
+      _getNodeName(n: unknown): string;
+    };
+    const [line, column] = [node.lineno + 1, node.colno + 1];
+    self._emit(`(lineno = ${line}, colno = ${column}, runtime.at(${this.fileLiteral()}, ${line}, ${column}), runtime.callWrap(`);
+    self._compileExpression(node.name, frame);
+    self._emit(`, ${JSON.stringify(self._getNodeName(node.name))}, context, `);
+    self._compileAggregate(node.args, frame, "[", "])");
+    self._emit(")");
+  }
+
+  /** The template's name as a JavaScript literal (a JSON string, or `undefined`). */
+  private fileLiteral(): string {
+    return (this as unknown as { _templateName(): string })._templateName();
   }
 }
 
@@ -89,8 +107,33 @@ function compileTemplate(src: string, name: string, opts: CompileOptions): strin
   const c = new LocatingCompiler(name, opts.throwOnUndefined ?? false);
   const tree =
     opts.trimBlocks === true && opts.lstripBlocks === true && opts.tags === undefined ? parseTemplate(src) : njParser.parse(src, [], opts);
+  assertPastableNames(tree);
   c.compile(njTransformer.transform(tree, [], name));
   return c.getCode();
+}
+
+/**
+ * Throws if a name in the tree could end the double-quoted string nunjucks' compiler pastes it
+ * into (a quote, a backslash, a line break). The checks refuse every name that is not an identifier
+ * before a template is compiled (check/template-safety.ts); this holds for any tree that reaches
+ * the compiler, the instrumented copies for line maps included.
+ */
+function assertPastableNames(tree: unknown): void {
+  const stack: unknown[] = [tree];
+  while (stack.length > 0) {
+    const x = stack.pop();
+    if (Array.isArray(x)) {
+      stack.push(...x);
+      continue;
+    }
+    if (x === null || typeof x !== "object") continue;
+    const node = x as { typename?: unknown; value?: unknown; fields?: readonly string[]; body?: unknown } & Record<string, unknown>;
+    if (typeof node.typename !== "string") continue;
+    if (node.typename === "Symbol" && /["\\\n\r\u2028\u2029]/.test(String(node.value)))
+      throw new Error(`the name ${JSON.stringify(String(node.value))} is not an identifier`);
+    if (node.typename === "Set" && node.body !== undefined) stack.push(node.body);
+    for (const f of node.fields ?? []) stack.push(node[f]);
+  }
 }
 
 type Callable = (...args: unknown[]) => unknown;
@@ -140,6 +183,13 @@ interface FrameLike {
 }
 type FrameClass = new (parent?: FrameLike, isolateWrites?: boolean) => FrameLike;
 
+/** A template position the sandbox records as the code runs (1-based line and column). */
+export interface SandboxPosition {
+  readonly file: string | undefined;
+  readonly line: number;
+  readonly column: number;
+}
+
 /** Counters of one render. */
 class Budget {
   steps = 0;
@@ -147,6 +197,18 @@ class Budget {
   /** Templates rendering inside each other (includes and imports). */
   renders = 0;
   printed = 0;
+  /**
+   * Where the template code runs now: the template, line and column of the statement or call being
+   * run (each records it; a macro call puts its caller's back on return). That is where a limit or
+   * a refusal the runtime raises happened. Why kept here: nunjucks takes the position from the
+   * template whose code catches the error first, and the rest of a template after an
+   * `{% import %}` runs inside the imported template's code (its callback), so nunjucks reported
+   * such an error at the imported template's last line; and it names the calling template for an
+   * error inside a macro imported from another file.
+   */
+  file: string | undefined;
+  line = 0;
+  column = 0;
   private ticks = 0;
   private readonly deadline: number;
   /** Functions a template may call: its macros (made by this render's runtime) and `range`. */
@@ -305,8 +367,14 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       if (budget.callDepth >= limits.maxCallDepth)
         throw new RenderLimitExceeded(`macro calls nest more than ${limits.maxCallDepth} deep (does \`${name}\` call itself?)`);
       budget.callDepth++;
+      const { file, line, column } = budget;
       try {
-        return (fn as Callable).apply(context, args);
+        const r = (fn as Callable).apply(context, args);
+        // Only on return: an error keeps the position where it happened.
+        budget.file = file;
+        budget.line = line;
+        budget.column = column;
+        return r;
       } finally {
         budget.callDepth--;
       }
@@ -322,7 +390,15 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       budget.step(n, () => `a loop over ${n} items`);
       return items;
     },
-    outputSoFar(length: number): void {
+    at(file: string | undefined, line: number, column: number): void {
+      budget.file = file;
+      budget.line = line;
+      budget.column = column;
+    },
+    outputSoFar(length: number, file: string | undefined, line: number, column: number): void {
+      budget.file = file;
+      budget.line = line;
+      budget.column = column;
       if (length > limits.maxOutputChars)
         throw new RenderLimitExceeded(`the output reaches ${length} characters, more than the limit of ${limits.maxOutputChars}`);
       budget.tick();
@@ -558,6 +634,12 @@ export class SandboxEnvironment extends nunjucks.Environment {
     let out: string;
     try {
       out = tmpl.render(context, new Frame());
+    } catch (err) {
+      if (err !== null && typeof err === "object" && budget.file !== undefined) {
+        const at: SandboxPosition = { file: budget.file, line: budget.line, column: budget.column };
+        Object.defineProperty(err, "sandboxAt", { value: at, configurable: true });
+      }
+      throw err;
     } finally {
       this.active = undefined;
     }

@@ -126,10 +126,12 @@ export function tokenize(src: string): Token[] {
       continue;
     }
     const cp = src.codePointAt(i) ?? 0;
-    const shown =
-      cp < 0x20 || cp === 0x7f || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f)
-        ? `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`
-        : `\`${String.fromCodePoint(cp)}\``;
+    // A character one cannot see (a control, a bidirectional mark, a zero-width or other space) is
+    // named by its code point alone; any other non-ASCII one with it, so that a look-alike such as
+    // Cyrillic `а` (U+0430) in `nа` is told from the Latin letter it imitates.
+    const code = `U+${cp.toString(16).toUpperCase().padStart(4, "0")}`;
+    const ch = String.fromCodePoint(cp);
+    const shown = /^[\p{C}\p{Z}]$/u.test(ch) ? code : cp >= 0x80 ? `\`${ch}\` (${code})` : `\`${ch}\``;
     throw new ExprSyntaxError(`unexpected character ${shown}`, { start, end: i + (cp > 0xffff ? 2 : 1) });
   }
   tokens.push({ kind: "eof", text: "", span: { start: src.length, end: src.length } });

@@ -19,13 +19,26 @@ export const MAX_LIST = 65536;
 
 const hasOwn = (o: object, k: string | number): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
-/** A value as call errors show it; never runs the value's own code (objects and functions are named, not converted). */
-export function showCallValue(v: unknown): string {
-  if (typeof v === "string") return JSON.stringify(v);
+/** Characters of a string, items of a list and levels of nested lists that call errors show. */
+const SHOW_CHARS = 256;
+const SHOW_ITEMS = 64;
+const SHOW_DEPTH = 8;
+
+/**
+ * A value as call errors show it; never runs the value's own code (objects and functions are named,
+ * not converted). Bounded (the generated dispatcher's $show cuts the same way): a long string or
+ * list is cut with the count, and lists nested deeper than SHOW_DEPTH show as `[…]`, so a hostile
+ * call gives a short message and never overflows the stack.
+ */
+export function showCallValue(v: unknown, depth = 0): string {
+  if (typeof v === "string")
+    return v.length > SHOW_CHARS ? `${JSON.stringify(v.slice(0, SHOW_CHARS))}\u2026 (${v.length} characters)` : JSON.stringify(v);
   if (Array.isArray(v)) {
+    if (depth >= SHOW_DEPTH) return "[\u2026]";
+    const n = Math.min(v.length, SHOW_ITEMS);
     let s = "[";
-    for (let i = 0; i < v.length; i++) s += (i ? ", " : "") + showCallValue(v[i]);
-    return s + "]";
+    for (let i = 0; i < n; i++) s += (i ? ", " : "") + showCallValue(v[i], depth + 1);
+    return s + (v.length > n ? `, \u2026 (${v.length} items)]` : "]");
   }
   if (typeof v === "object" && v !== null) return "(object)";
   if (typeof v === "function") return "(function)";

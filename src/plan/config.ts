@@ -34,7 +34,7 @@ import {
   profileSchema,
   profileShadows,
 } from "./profiles.js";
-import { readTuneFile, tunedPins, type TuneFile } from "./tune-file.js";
+import { readTuneFile, TUNE_FILE, tunedPins, type TuneFile } from "./tune-file.js";
 import { DEFAULT_MAX_CANDIDATES } from "../check/candidate-limit.js";
 
 /** The config file's name, looked up in the project root. */
@@ -769,8 +769,43 @@ export function parseConfig(text: string, file: string, root: string): LoadedCon
   return withTuneFile({ config, profiles: selected, allProfiles: all, root, file, diagnostics: rep.diagnostics });
 }
 
+/**
+ * Where `file` (of the project at `root`) resolves when that is outside the project's repository
+ * (readBoundary): a committed symbolic link such as `kernelc.tune.json -> ~/.npmrc`. Lint runs on
+ * pull requests, and a file that is not JSON is quoted in a json_syntax code frame: such a file is
+ * refused unread. Undefined for a file inside, or one that does not resolve or is not a regular file
+ * (its reader reports it).
+ */
+function resolvesOutsideRepository(root: string, file: string): string | undefined {
+  let real: string;
+  let boundary = readBoundary(path.resolve(root));
+  try {
+    real = fs.realpathSync(file);
+    boundary = fs.realpathSync(boundary);
+    // A FIFO or a device is refused unread by the reader (file_unreadable), wherever it is.
+    if (!fs.statSync(real).isFile()) return undefined;
+  } catch {
+    return undefined;
+  }
+  return inside(real, boundary) ? undefined : real;
+}
+
+/** A file of the project that a symbolic link takes out of its repository, as an error of `code`, unread. */
+function outsideFileDiagnostic(code: Code, file: string, real: string): Diagnostic {
+  return makeDiagnostic(
+    code,
+    `${path.basename(file)} resolves (through a symbolic link) to ${real}, outside the project and its repository: kernelc does not read it`,
+    { file },
+    { hint: `replace the link with the file itself, inside the project` },
+  );
+}
+
 /** Adds the project's kernelc.tune.json (if any) to a valid loaded config: its pins become config.tuned. */
 function withTuneFile(loaded: LoadedConfig): LoadedConfig {
+  const tuneFile = path.join(loaded.root, TUNE_FILE);
+  const out = resolvesOutsideRepository(loaded.root, tuneFile);
+  if (out !== undefined)
+    return { ...loaded, diagnostics: [...loaded.diagnostics, outsideFileDiagnostic("tune_file_invalid", tuneFile, out)] };
   const read = readTuneFile(loaded.root);
   if (read.diagnostics.length > 0) return { ...loaded, diagnostics: [...loaded.diagnostics, ...read.diagnostics] };
   if (!read.exists) return loaded;
@@ -780,6 +815,16 @@ function withTuneFile(loaded: LoadedConfig): LoadedConfig {
 /** Reads and validates `<root>/kernelc.config.json`; without the file, returns the defaults and no diagnostics. */
 export function loadConfig(root: string): LoadedConfig {
   const file = path.join(root, CONFIG_FILE);
+  const out = resolvesOutsideRepository(root, file);
+  if (out !== undefined)
+    return {
+      config: DEFAULT_CONFIG,
+      profiles: DEFAULT_PROFILES,
+      allProfiles: DEFAULT_PROFILES,
+      root,
+      file,
+      diagnostics: [outsideFileDiagnostic("config_invalid", file, out)],
+    };
   let text: string;
   try {
     text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);

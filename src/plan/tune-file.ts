@@ -100,7 +100,7 @@ export function emptyTuneFile(version: string): TuneFile {
     $comment:
       "Written by `kernelc tune`; `kernelc build` reads the pins (the config's pins take precedence). Re-run `kernelc tune` to update.",
     generatedBy: `kernelc ${version}`,
-    profiles: {},
+    profiles: Object.create(null),
   };
 }
 
@@ -149,7 +149,23 @@ export function readTuneFile(root: string): TuneFileRead {
       ],
     };
   }
-  return { file, exists: true, tune: result.data, diagnostics: [] };
+  return { file, exists: true, tune: { ...result.data, profiles: ownMaps(result.data.profiles) }, diagnostics: [] };
+}
+
+/**
+ * The profile → kernel → record maps without a prototype. Why: readers look a record up by the
+ * profile's and the kernel's name (`profiles[p]?.[kernel]`), and a kernel may be named
+ * `constructor` or a profile `constructor`: in a plain object a name the file lacks would find
+ * Object.prototype's member (a function) and take it for a record.
+ */
+function ownMaps(profiles: TuneFile["profiles"]): TuneFile["profiles"] {
+  const out: TuneFile["profiles"] = Object.create(null);
+  for (const [profile, kernels] of Object.entries(profiles)) {
+    const m: Record<string, TuneRecord> = Object.create(null);
+    for (const [kernel, rec] of Object.entries(kernels)) m[kernel] = rec;
+    out[profile] = m;
+  }
+  return out;
 }
 
 /** Profile → kernel → pins of a tune file. */

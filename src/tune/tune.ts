@@ -355,7 +355,7 @@ export async function tuneProfile(loaded: LoadedConfig, options: TuneOptions): P
         warnings,
       });
       if (!record) continue;
-      tune.profiles[profile.name] ??= {};
+      tune.profiles[profile.name] ??= Object.create(null);
       tune.profiles[profile.name]![kernel] = {
         pins: record.winner.pins,
         ...(record.perCall ? { perCall: record.perCall } : {}),

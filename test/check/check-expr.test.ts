@@ -238,7 +238,10 @@ describe("names and namespaces", () => {
       {
         code: "forbidden_member",
         message: `\`${member}\` is not a member of \`${ns}\``,
-        hint: `members of \`${ns}\` are only the names the spec declares`,
+        hint:
+          ns === "device.limits"
+            ? "members of `device.limits` are the WebGPU limit names (GPUSupportedLimits), such as `maxComputeWorkgroupStorageSize`"
+            : `members of \`${ns}\` are only the names the spec declares`,
         at: member,
       },
     ]);

@@ -254,3 +254,66 @@ describe("config pins name what exists", () => {
     expect([lint.code, build.code]).toEqual([0, 0]);
   }, 60_000);
 });
+
+describe("kernelc.tune.json looked up by names that Object.prototype has", () => {
+  const tuneFile = (profiles: object): string => JSON.stringify({ generatedBy: "kernelc 0.1.0", profiles });
+
+  it("explain of a kernel named `constructor`, with a tune file whose profile has no record of it, explains (it was an internal error)", async () => {
+    const root = axpbyProject({ spec: (s) => (s.name = "constructor") });
+    fs.writeFileSync(path.join(root, "kernelc.tune.json"), tuneFile({ core: {} }));
+    const r = await runCli(["explain", "constructor", "--profile", "core"], root);
+    expect(r.stdout + r.stderr).not.toMatch(/\n\s+at |internal error/);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^constructor on profile core/);
+    expect(r.stdout).not.toMatch(/tuned \(kernelc\.tune\.json\)/);
+  }, 60_000);
+
+  it("explain and build on a profile named `constructor` of a kernel named `assign` ignore Object's members", async () => {
+    const root = axpbyProject({
+      spec: (s) => (s.name = "assign"),
+      config: { profiles: ["constructor"], defineProfiles: [{ name: "constructor" }] },
+    });
+    fs.writeFileSync(path.join(root, "kernelc.tune.json"), tuneFile({}));
+    const explain = await runCli(["explain", "assign", "--profile", "constructor"], root);
+    const build = await runCli(["build"], root);
+    for (const r of [explain, build]) {
+      expect(r.stdout + r.stderr).not.toMatch(/\n\s+at |internal error/);
+      expect(r.code).toBe(0);
+    }
+    expect(explain.stdout).not.toMatch(/tuned \(kernelc\.tune\.json\)/);
+  }, 60_000);
+});
+
+describe.runIf(posix)("kernelc.config.json and kernelc.tune.json that a symbolic link takes out of the project", () => {
+  it("are refused unread, never quoted (a json_syntax code frame quoted the first line of the file they point at)", async () => {
+    const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-secret-")), "token.txt");
+    fs.writeFileSync(secret, "SECRET_TOKEN=abc123\n");
+    const withConfig = axpbyProject();
+    fs.rmSync(path.join(withConfig, "kernelc.config.json"));
+    fs.symlinkSync(secret, path.join(withConfig, "kernelc.config.json"));
+    const withTune = axpbyProject();
+    fs.symlinkSync(secret, path.join(withTune, "kernelc.tune.json"));
+    for (const [root, code, name] of [
+      [withConfig, "config_invalid", "kernelc.config.json"],
+      [withTune, "tune_file_invalid", "kernelc.tune.json"],
+    ] as const) {
+      const { lint, build } = await lintAndBuild(root);
+      for (const r of [lint, build]) {
+        expect(r.code).toBe(1);
+        expect(r.stdout + r.stderr).not.toContain("SECRET_TOKEN");
+        expect(r.stderr).toContain(
+          `error[${code}]: ${name} resolves (through a symbolic link) to ${fs.realpathSync(secret)}, outside the project`,
+        );
+      }
+      expect(fs.existsSync(path.join(root, "out"))).toBe(false);
+    }
+  }, 60_000);
+
+  it("a link to a file inside the project is read as the file", async () => {
+    const root = axpbyProject();
+    fs.renameSync(path.join(root, "kernelc.config.json"), path.join(root, "real-config.json"));
+    fs.symlinkSync("real-config.json", path.join(root, "kernelc.config.json"));
+    const { lint } = await lintAndBuild(root);
+    expect(lint.code).toBe(0);
+  }, 60_000);
+});

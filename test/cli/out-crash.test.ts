@@ -194,8 +194,8 @@ describe("failures leave the previous out/ intact", () => {
     delete after["templates/axpby.wgsl.jinja"];
     delete before["templates/axpby.wgsl.jinja"];
     // kernelc's own verdict cache learns the new shader's verdict; nothing else may change.
-    expect(JSON.parse(after[".kernelc-cache/tint-verdicts.json"]!).verdicts).toMatchObject(
-      JSON.parse(before[".kernelc-cache/tint-verdicts.json"]!).verdicts,
+    expect(JSON.parse(after[".kernelc-cache/tint-verdicts.json"]!).data.verdicts).toMatchObject(
+      JSON.parse(before[".kernelc-cache/tint-verdicts.json"]!).data.verdicts,
     );
     delete after[".kernelc-cache/tint-verdicts.json"];
     delete before[".kernelc-cache/tint-verdicts.json"];

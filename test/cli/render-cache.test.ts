@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadProjectConfig } from "../../src/api/config.js";
+import { readCacheJson, writeCacheJson } from "../../src/cli/cache-file.js";
 import { RENDER_CACHE, RenderCache } from "../../src/cli/render-cache.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
@@ -104,13 +105,13 @@ describe("renders kept between lint runs", () => {
     const dir = project();
     await lintWithCache(dir);
     const file = path.join(dir, RENDER_CACHE);
-    const data = JSON.parse(fs.readFileSync(file, "utf8")) as { renderer: string; texts: Record<string, string> };
-    fs.writeFileSync(file, JSON.stringify({ ...data, renderer: data.renderer.replace("nunjucks", "nunjucks 0.0.0") }));
+    const data = readCacheJson(file) as { renderer: string; texts: Record<string, string> };
+    writeCacheJson(file, { ...data, renderer: data.renderer.replace("nunjucks", "nunjucks 0.0.0") });
     expect(await lintWithCache(dir)).toMatchObject({ rendered: 2 });
-    const kept = JSON.parse(fs.readFileSync(file, "utf8")) as { texts: Record<string, string> };
+    const kept = readCacheJson(file) as { texts: Record<string, string> };
     // Every text changed under its old hash: no entry can be taken.
     for (const h of Object.keys(kept.texts)) kept.texts[h] = kept.texts[h].replace("2.0", "3.0");
-    fs.writeFileSync(file, JSON.stringify(kept));
+    writeCacheJson(file, kept);
     const after = await lintWithCache(dir);
     expect(after).toMatchObject({ rendered: 2 });
     expect(after.bodies.join("")).not.toContain("3.0");
@@ -124,13 +125,13 @@ describe("renders kept between lint runs", () => {
     const first = await run(["lint", "--format", "json"], dir);
     expect(first.code).toBe(0);
     expect(first.stdout).toContain("unused_derive");
-    const kept = JSON.parse(fs.readFileSync(path.join(dir, RENDER_CACHE), "utf8")) as { reads: Record<string, { names: string[] }> };
+    const kept = readCacheJson(path.join(dir, RENDER_CACHE)) as { reads: Record<string, { names: string[] }> };
     const small = fs.readFileSync(path.join(dir, "templates", "small.wgsl.jinja"), "utf8");
     expect(kept.reads[sha256Hex(small)]?.names).toContain("env");
     expect(await run(["lint", "--format", "json"], dir)).toEqual(first);
     // The kept reads are taken (the templates are not parsed again): poisoned to read `spare`, the warning goes.
     for (const r of Object.values(kept.reads)) r.names.push("spare");
-    fs.writeFileSync(path.join(dir, RENDER_CACHE), JSON.stringify(kept));
+    writeCacheJson(path.join(dir, RENDER_CACHE), kept);
     expect((await run(["lint", "--format", "json"], dir)).stdout).not.toContain("unused_derive");
     expect(await run(["lint", "--format", "json", "--no-cache"], dir)).toEqual(first);
     fs.writeFileSync(
@@ -147,18 +148,18 @@ describe("renders kept between lint runs", () => {
     const dir = project();
     expect((await run(["lint"], dir)).code).toBe(0);
     const file = path.join(dir, RENDER_CACHE);
-    const kept = JSON.parse(fs.readFileSync(file, "utf8")) as { facts: Record<string, { workgroupSize?: unknown }> };
+    const kept = readCacheJson(file) as { facts: Record<string, { workgroupSize?: unknown }> };
     expect(Object.values(kept.facts).map((f) => f.workgroupSize)).toEqual([
       [64, 1, 1],
       [64, 1, 1],
     ]);
     // Poisoned to a workgroup no profile allows: the warm lint takes it, --no-cache does not.
     for (const f of Object.values(kept.facts)) f.workgroupSize = [4096, 1, 1];
-    fs.writeFileSync(file, JSON.stringify(kept));
+    writeCacheJson(file, kept);
     expect((await run(["lint"], dir)).stderr).toContain("wgsl_limit_exceeded");
     expect((await run(["lint", "--no-cache"], dir)).code).toBe(0);
     for (const f of Object.values(kept.facts)) f.workgroupSize = [4096, 1];
-    fs.writeFileSync(file, JSON.stringify(kept));
+    writeCacheJson(file, kept);
     expect((await run(["lint"], dir)).code).toBe(0);
   });
 
@@ -172,13 +173,13 @@ describe("renders kept between lint runs", () => {
     expect(fs.existsSync(path.join(dir, RENDER_CACHE))).toBe(true);
     // A kept render that lint takes is one it would make: poisoned with a valid hash, --no-cache ignores it.
     const file = path.join(dir, RENDER_CACHE);
-    const data = JSON.parse(fs.readFileSync(file, "utf8")) as { texts: Record<string, string>; renders: Record<string, { wgsl: string }> };
+    const data = readCacheJson(file) as { texts: Record<string, string>; renders: Record<string, { wgsl: string }> };
     for (const entry of Object.values(data.renders)) {
       const text = data.texts[entry.wgsl].replace("y[i] = x[i] * 2.0", "y[i] = max(x[i], 2i)");
       entry.wgsl = sha256Hex(text);
       data.texts[entry.wgsl] = text;
     }
-    fs.writeFileSync(file, JSON.stringify(data));
+    writeCacheJson(file, data);
     expect((await run(["lint"], dir)).stderr).toContain("wgsl_invalid");
     const clean = await run(["lint", "--no-cache"], dir);
     expect(clean.code).toBe(0);

@@ -9,6 +9,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { loadProjectConfig } from "../../src/api/config.js";
+import { writeCacheJson } from "../../src/cli/cache-file.js";
 import { VERDICT_CACHE, VerdictCache, validatorIdentity } from "../../src/cli/verdict-cache.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { createShaderCache } from "../../src/emit/shader-cache.js";
@@ -81,11 +82,16 @@ async function lintWithCache(dir: string): Promise<{ validated: number; storeReu
   };
 }
 
-/** A cache file whose every listed text is said to be valid. */
-function forge(dir: string, validator: string, texts: readonly string[]): void {
+/**
+ * A cache file whose every listed text is said to be valid: signed with this user's key as kernelc
+ * signs what it writes, or (`signed` false) as a pull request could commit it.
+ */
+function forge(dir: string, validator: string, texts: readonly string[], signed = true): void {
   const verdicts = Object.fromEntries(texts.map((t) => [sha256Hex(`\n${t}`), []]));
   fs.mkdirSync(path.join(dir, ".kernelc-cache"), { recursive: true });
-  fs.writeFileSync(path.join(dir, VERDICT_CACHE), JSON.stringify({ generatedBy: "test", validator, verdicts }));
+  const content = { generatedBy: "test", validator, verdicts };
+  if (signed) writeCacheJson(path.join(dir, VERDICT_CACHE), content);
+  else fs.writeFileSync(path.join(dir, VERDICT_CACHE), JSON.stringify(content));
 }
 
 describe("the verdict cache", () => {
@@ -129,13 +135,33 @@ describe("the verdict cache", () => {
     expect(await lintWithCache(dir)).toMatchObject({ validated: 0, storeReused: 1, errors: [] });
   });
 
+  it("a cache file this user's kernelc did not write (one committed to a pull request) is not used: the invalid shader is reported (it was taken as valid)", async () => {
+    const dir = project();
+    fs.writeFileSync(path.join(dir, "templates", "scale.wgsl.jinja"), INVALID);
+    const { bodies } = await lintWithCache(dir);
+    fs.rmSync(path.join(dir, ".kernelc-cache"), { recursive: true });
+    forge(dir, validatorIdentity(), bodies, false);
+    expect(await lintWithCache(dir)).toMatchObject({ validated: 1, storeReused: 0, errors: ["wgsl_invalid"] });
+    forge(dir, validatorIdentity(), bodies, false);
+    for (const args of [["lint"], ["build"]]) {
+      const r = await run(args, dir);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain("error[wgsl_invalid]");
+    }
+    // Signed, then edited by hand: not used either.
+    forge(dir, validatorIdentity(), bodies);
+    const file = path.join(dir, VERDICT_CACHE);
+    fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace('"generatedBy":"test"', '"generatedBy":"tesT"'));
+    expect(await lintWithCache(dir)).toMatchObject({ validated: 1, storeReused: 0, errors: ["wgsl_invalid"] });
+  });
+
   it("entries of the wrong shape and unreadable files are ignored", async () => {
     const dir = project();
     const { bodies } = await lintWithCache(dir);
     const key = sha256Hex(`\n${bodies[0]}`);
     const file = path.join(dir, VERDICT_CACHE);
     for (const verdict of [[{ line: 1 }], "clean", { length: 0 }, [{ line: 1, column: 1, length: 1, message: "x", severity: "info" }]]) {
-      fs.writeFileSync(file, JSON.stringify({ validator: validatorIdentity(), verdicts: { [key]: verdict } }));
+      writeCacheJson(file, { validator: validatorIdentity(), verdicts: { [key]: verdict } });
       expect(await lintWithCache(dir)).toMatchObject({ validated: 1, storeReused: 0 });
     }
     fs.writeFileSync(file, "{ not json");

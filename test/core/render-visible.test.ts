@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { makeDiagnostic } from "../../src/core/codes.js";
-import { renderGithub, renderText, visible } from "../../src/core/render-diagnostics.js";
+import { renderGithub, renderJson, renderText, visible } from "../../src/core/render-diagnostics.js";
 
 const HOSTILE = "a\u001b[31mred\u0007\rover\u009b2J\u202eevil\u007f";
 const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
@@ -49,5 +49,24 @@ describe("rendered diagnostics show untrusted text, never act on it", () => {
     const line = renderGithub([d], () => undefined);
     expect(line.trimEnd()).not.toMatch(RAW);
     expect(line.trimEnd().split("\n")).toHaveLength(1);
+  });
+
+  it("a name of 100000 characters is shown cut, in text and GitHub output; JSON keeps it whole (it was printed whole, twice)", () => {
+    const name = "a".repeat(50_000) + "\u{1F600}" + "b".repeat(50_000);
+    const d = makeDiagnostic(
+      "schema_value",
+      `the name \`${name}\` is too long`,
+      { file: "specs/K.json", pointer: `/derive/${name}` },
+      { hint: `rename \`${name}\``, notes: [{ message: name }] },
+    );
+    const text = renderText([d], () => undefined);
+    const github = renderGithub([d], () => undefined);
+    for (const out of [text, github]) {
+      expect(out.length).toBeLessThan(6000);
+      expect(out).toMatch(/…\[\d+ characters\]…/);
+      expect(out).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/);
+    }
+    expect(text).toMatch(/^error\[schema_value\]: the name `a+…\[\d+ characters\]…b+` is too long$/m);
+    expect(JSON.stringify(renderJson([d], () => undefined))).toContain(name);
   });
 });

@@ -278,4 +278,26 @@ describe("hostile call objects", () => {
       runs,
     );
   });
+
+  it("a list nested a million deep, a long list or a long string is a KernelCallError with a short message (the nested list overflowed the stack)", () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 1_000_000; i++) deep = [deep];
+    const values = [deep, new Array<string>(100_000).fill("x"), "f".repeat(1_000_000), [[[[[[[[[[1]]]]]]]]]]];
+    for (const k of kernels) {
+      for (const value of values) {
+        for (const at of ["shape", "dtype", "attr"] as const) {
+          const c = plain(k.calls(0)) as unknown as { inputs: Record<string, Record<string, unknown>>; attrs?: Record<string, unknown> };
+          const id = Object.keys(c.inputs)[0]!;
+          if (at === "attr") (c.attrs ??= {}).num_heads = value;
+          else c.inputs[id]![at] = value;
+          const want = outcome(() => interpretPlan(k.model, c));
+          expect(outcome(() => k.plan(c))).toEqual(want);
+          expect(want).toMatchObject({ error: { kind: "invalid_call" } });
+          const message = (want as { error: { message: string } }).error.message;
+          // A string dtype is named as given (`T = … is not allowed`): only shown values are cut.
+          if (!(at === "dtype" && typeof value === "string")) expect(message.length).toBeLessThan(3000);
+        }
+      }
+    }
+  });
 });

@@ -11,16 +11,25 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type nunjucks from "nunjucks";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
 import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { templateReads, TemplateSyntaxError, unclosedConstruct } from "../../src/check/template-reads.js";
 import { RenderError, TemplateRenderer } from "../../src/emit/render.js";
+import { SandboxEnvironment } from "../../src/emit/template-sandbox.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { axpbyProject } from "../support/axpby-project.js";
 
 const SENTINEL = "kernelcSandboxSentinel";
 const CALL = `return globalThis.${SENTINEL}()`;
+/**
+ * A name that is not an identifier: Nunjucks' lexer reads `x"^…^"` as one name, and its compiler
+ * pastes names between double quotes into the code it generates, so the quote ends the string and
+ * `Function\`…\`\`\`` (the body spelled with \x escapes: whitespace, `.` and parentheses end a name)
+ * would build and call a function.
+ */
+const QUOTED_NAME = 'x"^Function`return\\x20globalThis\\x2e' + SENTINEL + '\\x28\\x29```^"';
 
 let calls = 0;
 beforeEach(() => {
@@ -107,6 +116,14 @@ const CORPUS: readonly (readonly [string, string])[] = [
   ["sum by attribute", `{{ [range] | sum("constructor", "") }}`],
   ["sort by attribute, keyword", `{{ [range] | sort(attribute="constructor") | first }}`],
   ["inside a set block", `{% set s %}{{ range.constructor("${CALL}")() }}{% endset %}{{ s }}`],
+  ["a name with a quote, printed", `{{ ${QUOTED_NAME} }}`],
+  ["a name with a quote, in a condition", `{% if ${QUOTED_NAME} %}x{% endif %}`],
+  ["a name with a quote, as a set target", `{% set ${QUOTED_NAME} = 1 %}`],
+  ["a name with a quote, as a loop variable", `{% for ${QUOTED_NAME} in [1] %}x{% endfor %}`],
+  ["a name with a quote, as a macro parameter", `{% macro m(${QUOTED_NAME}) %}x{% endmacro %}{{ m(1) }}`],
+  ["a name with a quote, as a keyword argument", `{% macro m(a) %}x{% endmacro %}{{ m(${QUOTED_NAME}=1) }}`],
+  ["a name with a quote, imported", `{% from "lib.jinja" import ${QUOTED_NAME} %}`],
+  ["a namespace member with a quote, called", `{% import "lib.jinja" as lib %}{{ lib["\\\\\"^0^\""]() }}`],
 ];
 
 describe("the SSTI corpus renders nothing and executes nothing", () => {
@@ -145,7 +162,11 @@ describe("the SSTI corpus renders nothing and executes nothing", () => {
   });
 
   test("a build of a project with an escape reports template_error and calls nothing", async () => {
-    for (const src of [`{{ range.constructor("${CALL}")() }}`, `{% set k = "constr" ~ "uctor" %}{{ range[k][k]("${CALL}")() }}`]) {
+    for (const src of [
+      `{{ range.constructor("${CALL}")() }}`,
+      `{% set k = "constr" ~ "uctor" %}{{ range[k][k]("${CALL}")() }}`,
+      `{{ ${QUOTED_NAME} }}`,
+    ]) {
       const res = await compile(loadConfig(axpbyProject({ appendTemplate: `// ${src}\n` })));
       expect(calls).toBe(0);
       expect(res.files.size).toBe(0);
@@ -154,6 +175,13 @@ describe("the SSTI corpus renders nothing and executes nothing", () => {
       expect(d?.location?.span).toBeDefined();
     }
   });
+});
+
+test("the sandbox's compiler refuses a quoted name even from a loader that skips the checks", () => {
+  const loader = { getSource: (name: string) => ({ src: `{{ ${QUOTED_NAME} }}`, path: name, noCache: true }) };
+  const env = new SandboxEnvironment(loader as unknown as nunjucks.ILoader, { autoescape: false, throwOnUndefined: true, dev: true });
+  expect(() => env.renderSandboxed("raw.jinja", {})).toThrow(/is not an identifier/);
+  expect(calls).toBe(0);
 });
 
 describe("what templates may still do", () => {
@@ -174,6 +202,32 @@ describe("what templates may still do", () => {
 
   test("macros, imports, call blocks, range, loop, filters, tests, includes, Object.prototype names as data", () => {
     expect(render("ok.jinja", { dims: [2, 3], T: "f32", n: 8, toString: "plain" })).toBe("1,3,56 8 [in]2x3 2 3 3 ABC\nok plain\ninc 8\n");
+  });
+});
+
+describe("where a limit or refusal after an import or inside an imported macro happened", () => {
+  const render = setup({
+    "lib.jinja":
+      "// lib\n{% macro big() %}\n{% for i in range(300000) %}{% endfor %}\n{% endmacro %}\n{% macro m() %}{{ range.apply }}{% endmacro %}\n",
+    "main.jinja": '{% import "lib.jinja" as l %}\n// main\n// main\n{{ l.big() }}\n',
+    "from.jinja": '{% from "lib.jinja" import big %}\n{{ big() }}\n',
+    "after.jinja": '{% import "lib.jinja" as l %}\n{% macro ok() %}x{% endmacro %}\n{{ ok() }}{% for i in range(300000) %}{% endfor %}\n',
+    "refused.jinja": '{% import "lib.jinja" as l %}\n{% set k = "constr" ~ "uctor" %}\n{{ range[k] }}\n',
+  });
+
+  test.each([
+    ["main.jinja", "lib.jinja", 3],
+    ["from.jinja", "lib.jinja", 3],
+    ["after.jinja", "after.jinja", 3],
+  ])("%s: reported in %s at line %i (the importing template was named, with the imported one's line)", (shader, file, line) => {
+    const err = renderError(() => render(shader));
+    expect(err.limit).toBe(true);
+    expect([err.file, err.line]).toEqual([file, line]);
+  });
+
+  test("a refusal after an import is at its own line (it was at the imported template's last line)", () => {
+    const err = renderError(() => render("refused.jinja"));
+    expect([err.file, err.line, err.limit]).toEqual(["refused.jinja", 3, false]);
   });
 });
 

@@ -224,3 +224,27 @@ describe("parseJson: limits", () => {
     expect(parseJson('"éé"', "ok.json", { maxDepth: 8, maxBytes: 6 }).diagnostics).toEqual([]);
   });
 });
+
+describe("a UTF-16 file", () => {
+  it("is named as UTF-16 with the fix, not as an unexpected U+FFFD", () => {
+    const json = '{"a": 1}';
+    const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(json, "utf16le")]).toString("utf8");
+    const be = Buffer.concat([Buffer.from([0xfe, 0xff]), Buffer.from(json, "utf16le").swap16()]).toString("utf8");
+    for (const [text, enc] of [
+      [le, "UTF-16 little-endian"],
+      [be, "UTF-16 big-endian"],
+    ] as const) {
+      const r = parseJson(text, "spec.json");
+      expect(r.root).toBeUndefined();
+      expect(r.diagnostics.map((d) => [d.code, d.message, d.hint])).toEqual([
+        [
+          "json_syntax",
+          `the file is encoded as ${enc}, not UTF-8: kernelc reads JSON files as UTF-8`,
+          "save the file as UTF-8 (without a byte order mark, or with the UTF-8 one)",
+        ],
+      ]);
+    }
+    // Two U+FFFD that are text, not a byte order mark, are parsed as before.
+    expect(parseJson('"\uFFFD\uFFFDab"', "x.json").diagnostics).toEqual([]);
+  });
+});

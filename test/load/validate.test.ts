@@ -46,6 +46,22 @@ describe("validateSpecTree", () => {
     ]);
   });
 
+  it("refuses a tunable value beyond 2^53 - 1 (it was taken, rounded: 9007199254740993 became ...992)", () => {
+    const { diags, text } = validateEdited((s) => (s.tunables.WORKGROUP_SIZE = { default: 1e308, values: [64, -1e300] }));
+    expect(diags.map((d) => [d.code, d.message, spanText(text, d)])).toEqual([
+      ["schema_value", "field `default` of `/tunables/WORKGROUP_SIZE` is 1e+308, but must be <= 9007199254740991", "1e+308"],
+      ["schema_value", "item 1 of `/tunables/WORKGROUP_SIZE/values` is -1e+300, but must be >= -9007199254740991", "-1e+300"],
+    ]);
+    const raw = JSON.stringify({ ...JSON.parse(SEED), tunables: { WORKGROUP_SIZE: { default: 64 } } }).replace(
+      '"default":64',
+      '"default":9007199254740993',
+    );
+    const parsed = parseJson(raw, "raw.json");
+    const d = validateSpecTree(parsed.root!, "raw.json").find((x) => x.location?.pointer === "/tunables/WORKGROUP_SIZE/default");
+    expect(d?.code).toBe("schema_value");
+    expect(raw.slice(d!.location!.span!.start, d!.location!.span!.end)).toBe("9007199254740993");
+  });
+
   it("accepts a `$schema` key", () => {
     expect(validateEdited((s) => (s.$schema = "../schema/kernel-spec.schema.json")).diags).toEqual([]);
   });

@@ -11,7 +11,15 @@ import path from "node:path";
 import nunjucks from "nunjucks";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
-import { PRINTS_A_LIST, RenderLimitExceeded, SandboxEnvironment, TemplateSandboxError, type SandboxPosition } from "./template-sandbox.js";
+import {
+  PRINTS_A_CALLABLE,
+  PRINTS_A_LIST,
+  PRINTS_A_MAPPING,
+  RenderLimitExceeded,
+  SandboxEnvironment,
+  TemplateSandboxError,
+  type SandboxPosition,
+} from "./template-sandbox.js";
 
 /** The x width at which a 1-D dispatch folds into y; templates read it as DISPATCH_FOLD_WIDTH. */
 export const DISPATCH_FOLD_WIDTH = 65535;
@@ -574,9 +582,13 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
   }
   const undefinedOutput = message.startsWith("attempted to output null or undefined value");
   // JavaScript's words for turning one of the render context's objects (they have no prototype) into text.
-  const objectAsText = message === "Cannot convert object to primitive value" || message === "target.toString is not a function";
+  const objectAsText =
+    message === PRINTS_A_MAPPING ||
+    message === "Cannot convert object to primitive value" ||
+    message === "target.toString is not a function";
   const listAsText = message === PRINTS_A_LIST;
-  if (undefinedOutput || objectAsText || listAsText) {
+  const callableAsText = message === PRINTS_A_CALLABLE;
+  if (undefinedOutput || objectAsText || listAsText || callableAsText) {
     let expr: string | undefined;
     const [l, c] = [line, column];
     if (l !== undefined && c !== undefined) {
@@ -592,11 +604,14 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
       }
     }
     const list = expr?.slice(2, -2).trim() || "LIST";
-    message = listAsText
-      ? `${expr ? `\`${expr}\` prints` : "the template prints"} a list, which would print as its items joined by commas (\`2,3\`), not WGSL: print one item (\`{{ ${list}[0] }}\`) or each in a loop (\`{% for v in ${list} %}{{ v }}{% if not loop.last %}, {% endif %}{% endfor %}\`)`
-      : undefinedOutput
-        ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
-        : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
+    const callee = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?/.exec(list)?.[0];
+    message = callableAsText
+      ? `${expr ? `\`${expr}\` prints` : "the template prints"} a macro or \`range\` itself (a function), which would print JavaScript source, not WGSL: call it and print what it returns (\`{{ ${callee !== undefined && callee !== "range" ? callee : "m"}(…) }}\`, \`{{ range(4) | join(", ") }}\`)`
+      : listAsText
+        ? `${expr ? `\`${expr}\` prints` : "the template prints"} a list, which would print as its items joined by commas (\`2,3\`), not WGSL: print one item (\`{{ ${list}[0] }}\`) or each in a loop (\`{% for v in ${list} %}{{ v }}{% if not loop.last %}, {% endif %}{% endfor %}\`)`
+        : undefinedOutput
+          ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
+          : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
   }
   return new RenderError(message, file, line, column, limit);
 }

@@ -161,10 +161,14 @@ export const RENDER_LIMITS: RenderLimits = Object.freeze({
   maxMillis: 20_000,
 });
 
-/** A template tried something the sandbox refuses (a reported template_error). */
 /** The sandbox's message for `{{ list }}`; render.ts names the expression and says what to print. */
 export const PRINTS_A_LIST = "the template prints a list";
+/** The sandbox's message for printing a macro or `range` (`{{ m }}`, `{{ range | string }}`, `m ~ ""`); render.ts words it. */
+export const PRINTS_A_CALLABLE = "the template prints a macro or function";
+/** The sandbox's message for printing an object (`{{ lib }}` of an `{% import %}`, `{{ tunables }}`); render.ts words it. */
+export const PRINTS_A_MAPPING = "the template prints a mapping";
 
+/** A template tried something the sandbox refuses (a reported template_error). */
 export class TemplateSandboxError extends Error {
   override readonly name = "TemplateSandboxError";
 }
@@ -244,6 +248,27 @@ class Budget {
   }
 }
 
+/**
+ * Makes a function a template may hold (a macro, `caller`, `range`) refuse to become text: every
+ * way JavaScript turns it into a string (printing, `~`, `join`, the `string` filter's
+ * `toString()`) would otherwise paste its JavaScript source into the WGSL.
+ */
+function refuseText<F extends object>(fn: F): F {
+  const refuse = (): never => {
+    throw new TemplateSandboxError(PRINTS_A_CALLABLE);
+  };
+  for (const key of [Symbol.toPrimitive, "toString", "valueOf"]) Object.defineProperty(fn, key, { value: refuse, configurable: false });
+  return fn;
+}
+
+/** The sandbox's message for a value a template must not print or stringify, if it is one: a list, a function or an object. */
+function unprintable(v: unknown): string | undefined {
+  if (typeof v === "function") return PRINTS_A_CALLABLE;
+  if (Array.isArray(v)) return PRINTS_A_LIST;
+  if (v !== null && typeof v === "object" && !(v instanceof (njRuntime.SafeString as new () => object))) return PRINTS_A_MAPPING;
+  return undefined;
+}
+
 function isPlainData(v: object): boolean {
   const proto = Object.getPrototypeOf(v);
   return proto === null || proto === Object.prototype;
@@ -276,7 +301,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
   let budget = new Budget(limits);
 
   /** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
-  const range: Callable = (...args: unknown[]): number[] => {
+  const range: Callable = refuseText((...args: unknown[]): number[] => {
     for (const a of args) {
       if (typeof a !== "number" || !Number.isFinite(a))
         throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
@@ -288,7 +313,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     const out: number[] = [];
     for (let i = 0; i < count; i++) out.push(start + i * step);
     return out;
-  };
+  });
   const globals = new Map<string, unknown>([["range", range]]);
   /** The names frames set (from the templates' code, so a bounded set), split at their dots. */
   const nameParts = new Map<string, readonly string[]>();
@@ -333,7 +358,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
   const runtime: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, njRuntime, {
     Frame: SandboxFrame,
     makeMacro(...args: unknown[]): Callable {
-      const m = njRuntime.makeMacro(...args);
+      const m = refuseText(njRuntime.makeMacro(...args) as object) as Callable;
       budget.callable.add(m);
       return m;
     },
@@ -404,8 +429,10 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       budget.tick();
     },
     suppressValue(val: unknown, autoescape: boolean): unknown {
-      // A list would print as its items joined by commas (`2,3`), which is not WGSL.
-      if (Array.isArray(val)) throw new TemplateSandboxError(PRINTS_A_LIST);
+      // A list would print as its items joined by commas (`2,3`), a macro or range() as its
+      // JavaScript source, an object as `[object Object]`: none of them is WGSL.
+      const refused = unprintable(val);
+      if (refused !== undefined) throw new TemplateSandboxError(refused);
       const out = njRuntime.suppressValue(val, autoescape);
       const len = typeof out === "string" ? out.length : String(out).length;
       budget.printed += len;
@@ -582,6 +609,15 @@ export class SandboxEnvironment extends nunjucks.Environment {
     for (const name of TEMPLATE_FILTERS) {
       const f = njFilters[name];
       self.filters[name] = function (this: unknown, ...args: unknown[]): unknown {
+        // A filter given a macro or range() would stringify it (`string`, `replace`, `upper`: its
+        // JavaScript source, or JavaScript's words for a missing method); `string` also makes text
+        // of a list or an object, as printing would.
+        const refused = args.some((a) => typeof a === "function")
+          ? PRINTS_A_CALLABLE
+          : name === "string"
+            ? unprintable(args[0])
+            : undefined;
+        if (refused !== undefined) throw new TemplateSandboxError(refused);
         filterPreflight(name, args, maxChars);
         const made = filterItems(name, args);
         if (made > 0)

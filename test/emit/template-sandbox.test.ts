@@ -257,6 +257,19 @@ describe("render limits", () => {
     "list-items.jinja": "{{ dims[0] }}{% for v in dims %},{{ v }}{% endfor %}\n",
     "object-concat.jinja": '// a\n{{ dtypes ~ "x" }}\n',
     "object-string.jinja": "// a\n{{ tunables | string }}\n",
+    "callable-range.jinja": "// a\n{{ range }}\n",
+    "callable-range-string.jinja": "// a\n{{ range | string }}\n",
+    "callable-macro.jinja": "{% macro m() %}x{% endmacro %}\n{{ m }}\n",
+    "callable-concat.jinja": '{% macro m() %}x{% endmacro %}\n{{ m ~ "" }}\n',
+    "callable-join.jinja": '// a\n{{ [range] | join(",") }}\n',
+    "callable-replace.jinja": '// a\n{{ range | replace("a", "b") }}\n',
+    "callable-upper.jinja": "// a\n{{ range | upper }}\n",
+    "callable-set.jinja": "// a\n{% set f = range %}{{ f }}\n",
+    "callable-caller.jinja": "// a\n{% macro w() %}{{ caller }}{% endmacro %}{% call w() %}x{% endcall %}\n",
+    "callable-imported.jinja": '{% import "callable-lib.jinja" as l %}\n{{ l.m }}\n',
+    "namespace.jinja": '{% import "callable-lib.jinja" as l %}\n{{ l }}\n',
+    "callable-lib.jinja": "{% macro m() %}x{% endmacro %}\n",
+    "list-string.jinja": "// a\n{{ dims | string }}\n",
   });
 
   test.each([
@@ -318,6 +331,34 @@ describe("render limits", () => {
     expect(err.message).toContain("{{ dims[0] }}");
     expect(err.message).toContain("{% for v in dims %}");
     expect(render("list-items.jinja", { dims: [2, 3] })).toBe("2,2,3\n");
+  });
+
+  test.each([
+    "callable-range.jinja",
+    "callable-range-string.jinja",
+    "callable-macro.jinja",
+    "callable-concat.jinja",
+    "callable-join.jinja",
+    "callable-replace.jinja",
+    "callable-upper.jinja",
+    "callable-set.jinja",
+    "callable-caller.jinja",
+    "callable-imported.jinja",
+  ])("printing a macro or range() itself (%s) is a template_error at its line saying how to fix it, never JavaScript source", (shader) => {
+    const err = renderError(() => render(shader, {}));
+    expect(err.limit).toBe(false);
+    expect(err.line).toBe(2);
+    expect(err.message).toMatch(/prints a macro or `range` itself \(a function\), which would print JavaScript source, not WGSL: call it/);
+    expect(err.message).not.toMatch(/=>|macroArgs|toUpperCase|primitive/);
+  });
+
+  test("printing an imported namespace or a list through `string` says so at the line", () => {
+    const ns = renderError(() => render("namespace.jinja", {}));
+    expect(ns.line).toBe(2);
+    expect(ns.message).toMatch(/^`\{\{ l \}\}` turns a mapping/);
+    const list = renderError(() => render("list-string.jinja", { dims: [2, 3] }));
+    expect(list.line).toBe(2);
+    expect(list.message).toMatch(/^`\{\{ dims \| string \}\}` prints a list, which would print as its items joined by commas/);
   });
 
   test("range() refuses non-numbers", () => {

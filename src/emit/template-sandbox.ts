@@ -302,12 +302,19 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
 
   /** A bounded `range(stop)` / `range(start, stop[, step])` that counts its items as steps. */
   const range: Callable = refuseText((...args: unknown[]): number[] => {
+    if (args.length < 1 || args.length > 3)
+      throw new TemplateSandboxError(`range() takes 1 to 3 numbers (stop, or start, stop[, step]), got ${args.length}`);
     for (const a of args) {
       if (typeof a !== "number" || !Number.isFinite(a))
         throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
     }
     const [start, stop, step] =
-      args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, (args[2] as number | undefined) || 1];
+      args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, args.length === 3 ? (args[2] as number) : 1];
+    // As in Jinja and Python: a step of 0 is an error (it would never reach stop), a negative one counts down.
+    if (step === 0)
+      throw new TemplateSandboxError(
+        `range(${args.join(", ")}): the step must not be 0 (it would never reach ${stop}): give a positive step to count up or a negative one to count down`,
+      );
     const count = Math.max(0, Math.ceil((stop - start) / step));
     budget.step(count, () => `range(${args.join(", ")}) with ${count} items`);
     const out: number[] = [];

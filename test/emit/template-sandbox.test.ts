@@ -270,6 +270,7 @@ describe("render limits", () => {
     "namespace.jinja": '{% import "callable-lib.jinja" as l %}\n{{ l }}\n',
     "callable-lib.jinja": "{% macro m() %}x{% endmacro %}\n",
     "list-string.jinja": "// a\n{{ dims | string }}\n",
+    "range-step.jinja": "// a\n{% for i in range(a, b, c) %}{{ i }},{% endfor %}\n",
   });
 
   test.each([
@@ -359,6 +360,15 @@ describe("render limits", () => {
     const list = renderError(() => render("list-string.jinja", { dims: [2, 3] }));
     expect(list.line).toBe(2);
     expect(list.message).toMatch(/^`\{\{ dims \| string \}\}` prints a list, which would print as its items joined by commas/);
+  });
+
+  test("range() with a step of 0 is a template_error; a negative step counts down as in Jinja and Python", () => {
+    const err = renderError(() => render("range-step.jinja", { a: 0, b: 10, c: 0 }));
+    expect([err.line, err.limit]).toEqual([2, false]);
+    expect(err.message).toMatch(/range\(0, 10, 0\): the step must not be 0/);
+    expect(render("range-step.jinja", { a: 10, b: 0, c: -3 })).toBe("// a\n10,7,4,1,\n");
+    expect(render("range-step.jinja", { a: 0, b: 10, c: -3 })).toBe("// a\n");
+    expect(render("range-step.jinja", { a: 0, b: 5, c: 2 })).toBe("// a\n0,2,4,\n");
   });
 
   test("range() refuses non-numbers", () => {

@@ -1,4 +1,9 @@
-/** Stable JSON: object keys sorted, two-space indent, trailing newline (byte-deterministic output). */
+import { escapeInvisibleJson } from "./invisible-text.js";
+
+/**
+ * Stable JSON: object keys sorted, two-space indent, trailing newline (byte-deterministic output),
+ * bidirectional, invisible and control characters of strings as `\uXXXX` (core/invisible-text.ts).
+ */
 export function stableJson(value: unknown): string {
   const norm = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(norm);
@@ -9,5 +14,5 @@ export function stableJson(value: unknown): string {
     }
     return v;
   };
-  return JSON.stringify(norm(value), null, 2) + "\n";
+  return escapeInvisibleJson(JSON.stringify(norm(value), null, 2)) + "\n";
 }

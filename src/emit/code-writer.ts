@@ -3,6 +3,7 @@
  * in pairs, string literals quoted by construction and identifiers checked. Spec text reaches
  * generated code only through `str` (a JSON string literal) or `comment` (inert comment text).
  */
+import { quoteString, showInvisible } from "../core/invisible-text.js";
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 const RESERVED = new Set(
@@ -13,9 +14,12 @@ const RESERVED = new Set(
   ).split(" "),
 );
 
-/** A string literal of `s` (JSON-quoted: no spec text can end it). */
+/**
+ * A string literal of `s` (JSON-quoted: no spec text can end it; bidirectional, invisible and
+ * control characters as `\uXXXX`, core/invisible-text.ts). The one way generated code writes a string.
+ */
 export function str(s: string): string {
-  return JSON.stringify(s);
+  return quoteString(s);
 }
 
 /** `name`, checked to be a plain identifier that is not a reserved word (throws an internal error otherwise). */
@@ -35,11 +39,12 @@ export function key(name: string): string {
 }
 
 /**
- * Text safe inside a generated comment (block or line): no line breaks or other control characters,
- * and no `*` followed by `/`, so spec text in a comment can never end it early.
+ * Text safe inside a generated comment (block or line, TypeScript, JavaScript or WGSL): line breaks,
+ * controls, bidirectional and invisible characters written visibly as `\uXXXX`, and no `*` followed
+ * by `/`, so spec text in a comment can never end it early nor show something else than it says.
  */
 export function comment(s: string): string {
-  return s.replace(/[\u0000-\u001f\u007f\u2028\u2029]/g, "?").replace(/\*\//g, "*\\/");
+  return showInvisible(s).replace(/\*\//g, "*\\/");
 }
 
 /** Lines of generated code at an indentation level (two spaces per level). */

@@ -26,245 +26,247 @@ const $q19 = "the axis is not an integer";
 const $q20 = ": tensor \u0060";
 const $q21 = "\u0060 is absent in this call";
 const $q22 = "in \u0060";
-const $q23 = "error: ";
-const $q24 = "eval";
-const $q25 = " failed: ";
-const $q26 = "dim(shapes.";
-const $q27 = " bytes, more than ";
-const $q28 = "missing_shader";
-const $q29 = ": uniform field \u0060";
-const $q30 = "uniform";
-const $q31 = "input";
-const $q32 = "output";
-const $q33 = "scratch";
-const $q34 = "main";
-const $q35 = "PagedAttention";
-const $q36 = "attrs.kv_num_heads";
-const $q37 = "attrs.num_heads";
-const $q38 = "dim(shapes.keyCacheT, 1)";
-const $q39 = "dim(shapes.keyCacheT, 3)";
-const $q40 = "present.keyT";
-const $q41 = "present.slotMappingT";
-const $q42 = ": no shader was built for pass `scatter` with ";
-const $q43 = ": no shader was built for pass `split_attention` with ";
-const $q44 = ": no shader was built for pass `merge` with ";
-const $q45 = "maxStorageBufferBindingSize";
-const $q46 = "key";
-const $q47 = "keyT";
-const $q48 = "value";
-const $q49 = "valueT";
-const $q50 = "key_cache";
-const $q51 = "keyCacheT";
-const $q52 = "value_cache";
-const $q53 = "valueCacheT";
-const $q54 = "cumulative_sequence_length";
-const $q55 = "cumulativeSequenceLengthT";
-const $q56 = "past_seqlens";
-const $q57 = "pastSeqlensT";
-const $q58 = "block_table";
-const $q59 = "blockTableT";
-const $q60 = "params";
-const $q61 = "uniform field `params.batchSize`";
-const $q62 = "uniform field `params.scatterCount`";
-const $q63 = "dispatch x";
-const $q64 = "dispatch y";
-const $q65 = ": pass `scatter`";
-const $q66 = "query";
-const $q67 = "queryT";
-const $q68 = "partial_out";
-const $q69 = "partialOut";
-const $q70 = "partial_stats";
-const $q71 = "partialStats";
-const $q72 = "uniform field `params.scale`";
-const $q73 = "dispatch z";
-const $q74 = ": pass `split_attention`";
-const $q75 = "outputT";
-const $q76 = ": pass `merge`";
-const $q77 = "the shape of intermediate `partialOut`";
-const $q78 = "the shape of intermediate `partialStats`";
-const $q79 = "slot_mapping";
-const $q80 = "slotMappingT";
-const $q81 = ": no shader was built for pass `main` with ";
-const $q82 = ": pass `main`";
-const $q83 = "headLayoutOk";
-const $q84 = "batchSize";
-const $q85 = "qHidden";
-const $q86 = "ranks.slotMappingT";
-const $q87 = "slotShapeOk";
-const $q88 = "kvHidden";
-const $q89 = "ranks.keyT";
-const $q90 = "ranks.valueT";
-const $q91 = "tensorDtypes.keyT";
-const $q92 = "float16";
-const $q93 = "tensorDtypes.valueT";
-const $q94 = "separateKv";
-const $q95 = "packedStride";
-const $q96 = "shapes.valueCacheT";
-const $q97 = "shapes.keyCacheT";
-const $q98 = "headSize";
-const $q99 = "\"float16\"";
-const $q100 = "tensorDtypes.queryT";
-const $q101 = "attrs.num_heads % attrs.kv_num_heads";
-const $q102 = "maxBlocks";
-const $q103 = "dim(shapes.outputT, 0)";
-const $q104 = "tokenCount";
-const $q105 = "dim(shapes.outputT, 1)";
-const $q106 = "`true` is false";
-const $q107 = "`present.slotMappingT` is false";
-const $q108 = "packedKv";
-const $q109 = "cacheShapeOk";
-const $q110 = "ioShapeOk";
-const $q111 = "qkvLayoutOk";
-const $q112 = "pagedContractOk";
-const $q113 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q114 = "65535";
-const $q115 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q116 = "128";
-const $q117 = "dispatchFits";
-const $q118 = "numSplits";
-const $q119 = "headVec";
-const $q120 = "pagedSplitScratchBytes";
-const $q121 = "pagedSplitStatsBytes";
-const $q122 = "pagedSplitWg";
-const $q123 = "pagedSplitFits";
-const $q124 = "cacheVec4Ok";
-const $q125 = "device.limits.maxStorageBufferBindingSize";
-const $q126 = "134217728";
-const $q127 = "device.limits.maxBufferSize";
-const $q128 = "268435456";
-const $q129 = "device.limits.maxComputeWorkgroupSizeX";
-const $q130 = "pagedMergeWg";
-const $q131 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q132 = "16384";
-const $q133 = "qPerKv";
-const $q134 = "pagedSplitStorageBytes";
-const $q135 = "pagedSplitStorageFits";
-const $q136 = "`present.keyT` is false";
-const $q137 = "`present.valueT` is false";
-const $q138 = "dim(shapes.keyT, 0)";
-const $q139 = "dim(shapes.keyT, 1)";
-const $q140 = "dim(shapes.queryT, 1)";
-const $q141 = "params.batchSize";
-const $q142 = "params.scatterCount";
-const $q143 = "scatter";
-const $q144 = "PagedAttention.ScatterKV";
-const $q145 = "scale";
-const $q146 = "params.scale";
-const $q147 = "merge";
-const $q148 = "intermediate `partialOut`";
-const $q149 = "intermediate `partialStats`";
-const $q150 = "present.valueT";
-const $q151 = "pagedAttnWg";
-const $q152 = "pagedAttnStorageBytes";
-const $q153 = "pagedAttnStorageFits";
-const $q154 = "outputStoreOk";
-const $q155 = "the shape of output `outputT`";
-const $q156 = "contract";
-const $q157 = "no_variant";
-const $q158 = ": unknown input `";
-const $q159 = ": unknown output `";
-const $q160 = "is_causal";
-const $q161 = "kv_num_heads";
-const $q162 = "num_heads";
-const $q163 = ": unknown attribute `";
-const $q164 = ": T = ";
-const $q165 = " is not allowed; allowed: float16";
-const $q166 = "int32";
-const $q167 = " is not allowed; allowed: int32";
-const $q168 = ": attribute `kv_num_heads` is required";
-const $q169 = ": attribute `num_heads` is required";
-const $q170 = ": nothing was built for ";
-const $q171 = " on profile compat";
-const $q172 = "SparseAttention";
-const $q173 = ": pass `append`";
-const $q174 = "attrs.do_rotary";
-const $q175 = "attrs.rotary_interleaved";
-const $q176 = "dim(shapes.cosCacheT, 1)";
-const $q177 = "dim(shapes.pastKeyT, 3)";
-const $q178 = "present.cosCacheT";
-const $q179 = ": pass `rotate_q`";
-const $q180 = "attrs.sparse_block_size";
-const $q181 = "1eb2eb8675c1d416";
-const $q182 = ": no shader was built for pass `split_attend` with ";
-const $q183 = "present_key";
-const $q184 = "pastKeyT";
-const $q185 = "present_value";
-const $q186 = "pastValueT";
-const $q187 = "total_sequence_length";
-const $q188 = "totalSequenceLengthT";
-const $q189 = "key_total_sequence_lengths";
-const $q190 = "keyTotalSequenceLengthsT";
-const $q191 = "cos_cache";
-const $q192 = "cosCacheT";
-const $q193 = "sin_cache";
-const $q194 = "sinCacheT";
-const $q195 = "rotatedQuery";
-const $q196 = "block_row_indices";
-const $q197 = "blockRowIndicesT";
-const $q198 = "block_col_indices";
-const $q199 = "blockColIndicesT";
-const $q200 = "partial";
-const $q201 = "uniform field `params.rowStride`";
-const $q202 = ": pass `split_attend`";
-const $q203 = "the shape of intermediate `rotatedQuery`";
-const $q204 = "the shape of intermediate `partial`";
-const $q205 = "d5bd9edf150a5573";
-const $q206 = ": no shader was built for pass `attend` with ";
-const $q207 = ": pass `attend`";
-const $q208 = "layoutShapeOk";
-const $q209 = "rotaryHalf";
-const $q210 = "rotaryDim";
-const $q211 = "ranks.cosCacheT";
-const $q212 = "ranks.sinCacheT";
-const $q213 = "shapes.sinCacheT";
-const $q214 = "shapes.cosCacheT";
-const $q215 = "tensorDtypes.cosCacheT";
-const $q216 = "tensorDtypes.sinCacheT";
-const $q217 = "rotaryOk";
-const $q218 = "indexFits";
-const $q219 = "shapes.keyT";
-const $q220 = "shapes.valueT";
-const $q221 = "numLayout";
-const $q222 = "usesRotary";
-const $q223 = "seqLen";
-const $q224 = "shapes.pastValueT";
-const $q225 = "shapes.pastKeyT";
-const $q226 = "maxNnz";
-const $q227 = "sparseContractOk";
-const $q228 = "attnWorkgroupSize";
-const $q229 = "bindingsFit";
-const $q230 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q231 = "dim(shapes.queryT, 2)";
-const $q232 = "attnStorageBytes";
-const $q233 = "attnStorageFits";
-const $q234 = "sparsePartialBytes";
-const $q235 = "sparseSplitFits";
-const $q236 = "sparseMergeWg";
-const $q237 = "params.seqLen";
-const $q238 = "append";
-const $q239 = "SparseAttention.AppendKV";
-const $q240 = "params.numLayout";
-const $q241 = "params.rowStride";
-const $q242 = "params.colStride";
-const $q243 = "params.maxCacheSeq";
-const $q244 = "split_attend";
-const $q245 = "SparseAttention.AttendSplitK";
-const $q246 = "d8a346cc1108b439";
-const $q247 = ": no shader was built for pass `append` with ";
-const $q248 = "bc41f32c70cb2068";
-const $q249 = ": no shader was built for pass `rotate_q` with ";
-const $q250 = "intermediate `rotatedQuery`";
-const $q251 = "intermediate `partial`";
-const $q252 = "bd2cec482da54d11";
-const $q253 = "2ccaaf24b3be277e";
-const $q254 = "f2be311d29ec445b";
-const $q255 = "9c12d29a47dc9bd1";
-const $q256 = "attend";
-const $q257 = "SparseAttention.Attend";
-const $q258 = "do_rotary";
-const $q259 = "rotary_interleaved";
-const $q260 = "sparse_block_size";
-const $q261 = "; allowed values: 0, 1";
+const $q23 = "\u2026 (";
+const $q24 = " characters)";
+const $q25 = "error: ";
+const $q26 = "eval";
+const $q27 = " failed: ";
+const $q28 = "dim(shapes.";
+const $q29 = " bytes, more than ";
+const $q30 = "missing_shader";
+const $q31 = ": uniform field \u0060";
+const $q32 = "uniform";
+const $q33 = "input";
+const $q34 = "output";
+const $q35 = "scratch";
+const $q36 = "main";
+const $q37 = "PagedAttention";
+const $q38 = "attrs.kv_num_heads";
+const $q39 = "attrs.num_heads";
+const $q40 = "dim(shapes.keyCacheT, 1)";
+const $q41 = "dim(shapes.keyCacheT, 3)";
+const $q42 = "present.keyT";
+const $q43 = "present.slotMappingT";
+const $q44 = ": no shader was built for pass `scatter` with ";
+const $q45 = ": no shader was built for pass `split_attention` with ";
+const $q46 = ": no shader was built for pass `merge` with ";
+const $q47 = "maxStorageBufferBindingSize";
+const $q48 = "key";
+const $q49 = "keyT";
+const $q50 = "value";
+const $q51 = "valueT";
+const $q52 = "key_cache";
+const $q53 = "keyCacheT";
+const $q54 = "value_cache";
+const $q55 = "valueCacheT";
+const $q56 = "cumulative_sequence_length";
+const $q57 = "cumulativeSequenceLengthT";
+const $q58 = "past_seqlens";
+const $q59 = "pastSeqlensT";
+const $q60 = "block_table";
+const $q61 = "blockTableT";
+const $q62 = "params";
+const $q63 = "uniform field `params.batchSize`";
+const $q64 = "uniform field `params.scatterCount`";
+const $q65 = "dispatch x";
+const $q66 = "dispatch y";
+const $q67 = ": pass `scatter`";
+const $q68 = "query";
+const $q69 = "queryT";
+const $q70 = "partial_out";
+const $q71 = "partialOut";
+const $q72 = "partial_stats";
+const $q73 = "partialStats";
+const $q74 = "uniform field `params.scale`";
+const $q75 = "dispatch z";
+const $q76 = ": pass `split_attention`";
+const $q77 = "outputT";
+const $q78 = ": pass `merge`";
+const $q79 = "the shape of intermediate `partialOut`";
+const $q80 = "the shape of intermediate `partialStats`";
+const $q81 = "slot_mapping";
+const $q82 = "slotMappingT";
+const $q83 = ": no shader was built for pass `main` with ";
+const $q84 = ": pass `main`";
+const $q85 = "headLayoutOk";
+const $q86 = "batchSize";
+const $q87 = "qHidden";
+const $q88 = "ranks.slotMappingT";
+const $q89 = "slotShapeOk";
+const $q90 = "kvHidden";
+const $q91 = "ranks.keyT";
+const $q92 = "ranks.valueT";
+const $q93 = "tensorDtypes.keyT";
+const $q94 = "float16";
+const $q95 = "tensorDtypes.valueT";
+const $q96 = "separateKv";
+const $q97 = "packedStride";
+const $q98 = "shapes.valueCacheT";
+const $q99 = "shapes.keyCacheT";
+const $q100 = "headSize";
+const $q101 = "\"float16\"";
+const $q102 = "tensorDtypes.queryT";
+const $q103 = "attrs.num_heads % attrs.kv_num_heads";
+const $q104 = "maxBlocks";
+const $q105 = "dim(shapes.outputT, 0)";
+const $q106 = "tokenCount";
+const $q107 = "dim(shapes.outputT, 1)";
+const $q108 = "`true` is false";
+const $q109 = "`present.slotMappingT` is false";
+const $q110 = "packedKv";
+const $q111 = "cacheShapeOk";
+const $q112 = "ioShapeOk";
+const $q113 = "qkvLayoutOk";
+const $q114 = "pagedContractOk";
+const $q115 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q116 = "65535";
+const $q117 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q118 = "128";
+const $q119 = "dispatchFits";
+const $q120 = "numSplits";
+const $q121 = "headVec";
+const $q122 = "pagedSplitScratchBytes";
+const $q123 = "pagedSplitStatsBytes";
+const $q124 = "pagedSplitWg";
+const $q125 = "pagedSplitFits";
+const $q126 = "cacheVec4Ok";
+const $q127 = "device.limits.maxStorageBufferBindingSize";
+const $q128 = "134217728";
+const $q129 = "device.limits.maxBufferSize";
+const $q130 = "268435456";
+const $q131 = "device.limits.maxComputeWorkgroupSizeX";
+const $q132 = "pagedMergeWg";
+const $q133 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q134 = "16384";
+const $q135 = "qPerKv";
+const $q136 = "pagedSplitStorageBytes";
+const $q137 = "pagedSplitStorageFits";
+const $q138 = "`present.keyT` is false";
+const $q139 = "`present.valueT` is false";
+const $q140 = "dim(shapes.keyT, 0)";
+const $q141 = "dim(shapes.keyT, 1)";
+const $q142 = "dim(shapes.queryT, 1)";
+const $q143 = "params.batchSize";
+const $q144 = "params.scatterCount";
+const $q145 = "scatter";
+const $q146 = "PagedAttention.ScatterKV";
+const $q147 = "scale";
+const $q148 = "params.scale";
+const $q149 = "merge";
+const $q150 = "intermediate `partialOut`";
+const $q151 = "intermediate `partialStats`";
+const $q152 = "present.valueT";
+const $q153 = "pagedAttnWg";
+const $q154 = "pagedAttnStorageBytes";
+const $q155 = "pagedAttnStorageFits";
+const $q156 = "outputStoreOk";
+const $q157 = "the shape of output `outputT`";
+const $q158 = "contract";
+const $q159 = "no_variant";
+const $q160 = ": unknown input `";
+const $q161 = ": unknown output `";
+const $q162 = "is_causal";
+const $q163 = "kv_num_heads";
+const $q164 = "num_heads";
+const $q165 = ": unknown attribute `";
+const $q166 = ": T = ";
+const $q167 = " is not allowed; allowed: float16";
+const $q168 = "int32";
+const $q169 = " is not allowed; allowed: int32";
+const $q170 = ": attribute `kv_num_heads` is required";
+const $q171 = ": attribute `num_heads` is required";
+const $q172 = ": nothing was built for ";
+const $q173 = " on profile compat";
+const $q174 = "SparseAttention";
+const $q175 = ": pass `append`";
+const $q176 = "attrs.do_rotary";
+const $q177 = "attrs.rotary_interleaved";
+const $q178 = "dim(shapes.cosCacheT, 1)";
+const $q179 = "dim(shapes.pastKeyT, 3)";
+const $q180 = "present.cosCacheT";
+const $q181 = ": pass `rotate_q`";
+const $q182 = "attrs.sparse_block_size";
+const $q183 = "1eb2eb8675c1d416";
+const $q184 = ": no shader was built for pass `split_attend` with ";
+const $q185 = "present_key";
+const $q186 = "pastKeyT";
+const $q187 = "present_value";
+const $q188 = "pastValueT";
+const $q189 = "total_sequence_length";
+const $q190 = "totalSequenceLengthT";
+const $q191 = "key_total_sequence_lengths";
+const $q192 = "keyTotalSequenceLengthsT";
+const $q193 = "cos_cache";
+const $q194 = "cosCacheT";
+const $q195 = "sin_cache";
+const $q196 = "sinCacheT";
+const $q197 = "rotatedQuery";
+const $q198 = "block_row_indices";
+const $q199 = "blockRowIndicesT";
+const $q200 = "block_col_indices";
+const $q201 = "blockColIndicesT";
+const $q202 = "partial";
+const $q203 = "uniform field `params.rowStride`";
+const $q204 = ": pass `split_attend`";
+const $q205 = "the shape of intermediate `rotatedQuery`";
+const $q206 = "the shape of intermediate `partial`";
+const $q207 = "d5bd9edf150a5573";
+const $q208 = ": no shader was built for pass `attend` with ";
+const $q209 = ": pass `attend`";
+const $q210 = "layoutShapeOk";
+const $q211 = "rotaryHalf";
+const $q212 = "rotaryDim";
+const $q213 = "ranks.cosCacheT";
+const $q214 = "ranks.sinCacheT";
+const $q215 = "shapes.sinCacheT";
+const $q216 = "shapes.cosCacheT";
+const $q217 = "tensorDtypes.cosCacheT";
+const $q218 = "tensorDtypes.sinCacheT";
+const $q219 = "rotaryOk";
+const $q220 = "indexFits";
+const $q221 = "shapes.keyT";
+const $q222 = "shapes.valueT";
+const $q223 = "numLayout";
+const $q224 = "usesRotary";
+const $q225 = "seqLen";
+const $q226 = "shapes.pastValueT";
+const $q227 = "shapes.pastKeyT";
+const $q228 = "maxNnz";
+const $q229 = "sparseContractOk";
+const $q230 = "attnWorkgroupSize";
+const $q231 = "bindingsFit";
+const $q232 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q233 = "dim(shapes.queryT, 2)";
+const $q234 = "attnStorageBytes";
+const $q235 = "attnStorageFits";
+const $q236 = "sparsePartialBytes";
+const $q237 = "sparseSplitFits";
+const $q238 = "sparseMergeWg";
+const $q239 = "params.seqLen";
+const $q240 = "append";
+const $q241 = "SparseAttention.AppendKV";
+const $q242 = "params.numLayout";
+const $q243 = "params.rowStride";
+const $q244 = "params.colStride";
+const $q245 = "params.maxCacheSeq";
+const $q246 = "split_attend";
+const $q247 = "SparseAttention.AttendSplitK";
+const $q248 = "d8a346cc1108b439";
+const $q249 = ": no shader was built for pass `append` with ";
+const $q250 = "bc41f32c70cb2068";
+const $q251 = ": no shader was built for pass `rotate_q` with ";
+const $q252 = "intermediate `rotatedQuery`";
+const $q253 = "intermediate `partial`";
+const $q254 = "bd2cec482da54d11";
+const $q255 = "2ccaaf24b3be277e";
+const $q256 = "f2be311d29ec445b";
+const $q257 = "9c12d29a47dc9bd1";
+const $q258 = "attend";
+const $q259 = "SparseAttention.Attend";
+const $q260 = "do_rotary";
+const $q261 = "rotary_interleaved";
+const $q262 = "sparse_block_size";
+const $q263 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -429,7 +431,7 @@ function $missing(kernel: string, what: string, id: string): never {
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q9 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q12 + prev);
+  return $badTensor(kernel, what, id, $q9 + $name(dtype) + ", but \u0060" + by + "\u0060 makes " + param + $q12 + $name(prev));
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
@@ -551,7 +553,7 @@ function $wrap(e: unknown, name: string): unknown {
  * levels are cut, so a hostile value gives a short message, never a stack overflow.
  */
 function $show(v: unknown, d: number = 0): string {
-  if (typeof v === "string") return v.length > 256 ? JSON.stringify(v.slice(0, 256)) + "\u2026 (" + v.length + " characters)" : JSON.stringify(v);
+  if (typeof v === "string") return v.length > 256 ? JSON.stringify(v.slice(0, 256)) + $q23 + v.length + $q24 : JSON.stringify(v);
   if (Array.isArray(v)) {
     if (d >= 8) return "[\u2026]";
     const n = v.length < 64 ? v.length : 64;
@@ -562,6 +564,10 @@ function $show(v: unknown, d: number = 0): string {
   if (typeof v === "object" && v !== null) return "(object)";
   if (typeof v === "function") return "(function)";
   return String(v);
+}
+/** A name or dtype string a call gives, as messages show it: cut past 256 characters (call-snapshot.ts's showCallName). */
+function $name(s: string): string {
+  return s.length > 256 ? s.slice(0, 256) + $q23 + s.length + $q24 : s;
 }
 function $try(f: () => unknown): unknown {
   try {
@@ -585,7 +591,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q23 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q25 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -616,7 +622,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q24, prefix + ": " + what + $q25 + e.message);
+  if (e instanceof EvalFailure) $fail($q26, prefix + ": " + what + $q27 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -637,10 +643,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q26 + id + ", " + ax + "): tensor \u0060" + id + $q21);
+  if (t === null) $err($q28 + id + ", " + ax + "): tensor \u0060" + id + $q21);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q26 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q28 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -653,12 +659,12 @@ function $round4(n: number): number {
 }
 /** A dimension of an intermediate's shape, or an eval error when it is not a non-negative integer. */
 function $sdim(d: unknown, prefix: string, id: string): number {
-  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q24, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
+  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q26, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
   return d as number;
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q24, prefix + ": " + what + " needs " + size + $q27 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q26, prefix + ": " + what + " needs " + size + $q29 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -667,7 +673,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q24, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -678,20 +684,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q28, head + s + tail);
+  return $fail($q30, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q28, head + s + tail);
+  return $fail($q30, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q24, prefix + $q29 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q26, prefix + $q31 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -702,19 +708,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q24, prefix + $q29 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q26, prefix + $q31 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q24, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q26, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q30] as const;
-const BK = [$q31, $q32, $q33, $q30] as const;
+const BT = ["storage", "read-only-storage", $q32] as const;
+const BK = [$q33, $q34, $q35, $q32] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -726,14 +732,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q33 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q35 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q34, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q36, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -743,14 +749,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q24, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q26, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q24, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q25 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q26, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q27 + e.message);
   throw e;
 }
 /**
@@ -758,7 +764,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q24, prefix + ": " + whats[st - 1] + $q25 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q26, prefix + ": " + whats[st - 1] + $q27 + e.message);
   throw e;
 }
 /**
@@ -768,7 +774,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q24, lim[2] + $q20 + id + "\u0060 needs " + size + $q27 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q26, lim[2] + $q20 + id + "\u0060 needs " + size + $q29 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -801,7 +807,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q35;
+const K0 = $q37;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -815,81 +821,81 @@ const K0A0V9: readonly string[] = ["", " >= 2"];
 const K0A0V10: readonly string[] = ["", " == 2"];
 const K0A0V11: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
+const K0A0V12: readonly string[] = [$q38, $q39, $q40, $q41, $q42, $q43];
 const K0A0S1 = " on profile compat; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "81755a0829fda486" : a0 === 8 ? "5461503982bcd2a9" : null) : a3 === 96 ? (a0 === 32 ? "75b7d59346223909" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ee3a77bc93a885d3" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "faa60e1f49e93f8b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6986978caaefd17c" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
+const K0A0V13: readonly string[] = [$q38, $q39, $q40, $q41, $q42];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f587f3d489467c68" : a0 === 8 ? "b0543c5863da374f" : null) : a3 === 96 ? (a0 === 32 ? "1a7434181df42672" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "ea5f20c03034f69d" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "750a11a41a1fbd24" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "0199d79b2ab8a011" : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V14: readonly string[] = [$q37, $q39];
+const K0A0V14: readonly string[] = [$q39, $q41];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q44, K0A0V14, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "bec4f2501c901ec2" : null) : a0 === 32 ? (a1 === 128 ? "a4be8c041296149b" : a1 === 96 ? "a7dd0528f1cf7b91" : null) : null) ?? $noShader(vp + $q46, K0A0V14, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q35;
-const K0A0V15: readonly [number, string, string] = [134217728, $q45, K0A0S2];
-const K0A0V16: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
-const K0A0V17: readonly string[] = [$q61, $q62, $q63, $q64];
-const K0A0S3 = K0A0S0 + $q65;
-const K0A0V18: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q68, 6, $q69, $q70, 6, $q71, $q60, 11, 0]);
-const K0A0V19: readonly string[] = [$q61, $q72, $q73];
-const K0A0S4 = K0A0S0 + $q74;
-const K0A0V20: readonly BindingPlan[] = $bl([$q68, 7, $q69, $q70, 7, $q71, $q32, 3, $q75]);
-const K0A0S5 = K0A0S0 + $q76;
-const K0A0V21: readonly string[] = [K0A0S0, $q77, K0A0S0, $q78];
+const K0A0S2 = $q37;
+const K0A0V15: readonly [number, string, string] = [134217728, $q47, K0A0S2];
+const K0A0V16: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
+const K0A0V17: readonly string[] = [$q63, $q64, $q65, $q66];
+const K0A0S3 = K0A0S0 + $q67;
+const K0A0V18: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q70, 6, $q71, $q72, 6, $q73, $q62, 11, 0]);
+const K0A0V19: readonly string[] = [$q63, $q74, $q75];
+const K0A0S4 = K0A0S0 + $q76;
+const K0A0V20: readonly BindingPlan[] = $bl([$q70, 7, $q71, $q72, 7, $q73, $q34, 3, $q77]);
+const K0A0S5 = K0A0S0 + $q78;
+const K0A0V21: readonly string[] = [K0A0S0, $q79, K0A0S0, $q80];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "8e076d9924492dd4" : a0 === 8 ? "ebf4876d5528b62b" : null) : a3 === 96 ? (a0 === 32 ? "59327ea3536e5ed9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "d03142c63e9c0960" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ad3581f5d9e0ff1d" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "a83a471680cffe42" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
-const K0A0V23: readonly string[] = [$q62, $q63, $q64];
-const K0A0S7 = K0A0S6 + $q65;
-const K0A0S8 = K0A0S6 + $q74;
-const K0A0S9 = K0A0S6 + $q76;
-const K0A0V24: readonly string[] = [K0A0S6, $q77, K0A0S6, $q78];
+const K0A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
+const K0A0V23: readonly string[] = [$q64, $q65, $q66];
+const K0A0S7 = K0A0S6 + $q67;
+const K0A0S8 = K0A0S6 + $q76;
+const K0A0S9 = K0A0S6 + $q78;
+const K0A0V24: readonly string[] = [K0A0S6, $q79, K0A0S6, $q80];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "b21c1aa3240051c5" : a0 === 8 ? "cd47e10108901079" : null) : a3 === 96 ? (a0 === 32 ? "6c1823ac95c001a3" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "bec528b1a43dd4c5" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3310c9cb20d58682" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2806b06a878c55ba" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q43, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "1f78ddd59b083223" : a0 === 8 ? "732ddf1db0fd2d6c" : null) : a3 === 96 ? (a0 === 32 ? "dd31de6d4a5bf666" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "16616e0e4ac7568f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "71917dff25a05575" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "9e7f6412f63e53e4" : null) : null) : null) : null) : null) ?? $noShader(vp + $q45, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V25: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 11, 0]);
-const K0A0S11 = K0A0S10 + $q65;
-const K0A0S12 = K0A0S10 + $q74;
-const K0A0S13 = K0A0S10 + $q76;
-const K0A0V26: readonly string[] = [K0A0S10, $q77, K0A0S10, $q78];
+const K0A0V25: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q62, 11, 0]);
+const K0A0S11 = K0A0S10 + $q67;
+const K0A0S12 = K0A0S10 + $q76;
+const K0A0S13 = K0A0S10 + $q78;
+const K0A0V26: readonly string[] = [K0A0S10, $q79, K0A0S10, $q80];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "f0b75a24773d5926" : a0 === 8 ? "5276cbeaed8a6768" : null) : a3 === 96 ? (a0 === 32 ? "9e59f4b77c19b6cd" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7ccb12838b47d18e" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b9d0900f86698900" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "d5c8db5d31bfbbbe" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 0, $q51, $q52, 0, $q53, $q79, 1, $q80, $q60, 11, 0]);
-const K0A0S15 = K0A0S14 + $q65;
-const K0A0S16 = K0A0S14 + $q74;
-const K0A0S17 = K0A0S14 + $q76;
-const K0A0V28: readonly string[] = [K0A0S14, $q77, K0A0S14, $q78];
+const K0A0V27: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 0, $q53, $q54, 0, $q55, $q81, 1, $q82, $q62, 11, 0]);
+const K0A0S15 = K0A0S14 + $q67;
+const K0A0S16 = K0A0S14 + $q76;
+const K0A0S17 = K0A0S14 + $q78;
+const K0A0V28: readonly string[] = [K0A0S14, $q79, K0A0S14, $q80];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "14ea7f89fb68f157" : a0 === 8 ? "a952cc90093457d6" : null) : a3 === 96 ? (a0 === 32 ? "1b114f6a4217bbad" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b17f7831087062e2" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "b622b212bb1ef507" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "07824cffb1aac7b8" : null) : null) : null) : null) : null) ?? $noShader(vp + $q83, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q65;
-const K0A0V29: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q50, 1, $q51, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q32, 3, $q75, $q60, 11, 0]);
-const K0A0V30: readonly string[] = [$q61, $q72];
-const K0A0S20 = K0A0S18 + $q82;
+const K0A0S19 = K0A0S18 + $q67;
+const K0A0V29: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q52, 1, $q53, $q54, 1, $q55, $q56, 1, $q57, $q58, 1, $q59, $q60, 1, $q61, $q34, 3, $q77, $q62, 11, 0]);
+const K0A0V30: readonly string[] = [$q63, $q74];
+const K0A0S20 = K0A0S18 + $q84;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q65;
-const K0A0S23 = K0A0S21 + $q82;
+const K0A0S22 = K0A0S21 + $q67;
+const K0A0S23 = K0A0S21 + $q84;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q81, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0ea6fee8332f1c9e" : a0 === 8 ? "1b1c19f8dbb9ad22" : null) : a3 === 96 ? (a0 === 32 ? "6887e1d164139315" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "b81a250f45ac6641" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "89f55f15db4422a0" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "8e73dab42f9d6be9" : null) : null) : null) : null) : null) ?? $noShader(vp + $q83, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q65;
-const K0A0S26 = K0A0S24 + $q82;
+const K0A0S25 = K0A0S24 + $q67;
+const K0A0S26 = K0A0S24 + $q84;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q65;
-const K0A0S29 = K0A0S27 + $q82;
+const K0A0S28 = K0A0S27 + $q67;
+const K0A0S29 = K0A0S27 + $q84;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -959,7 +965,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q83);
+    throw $wrap(e, $q85);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -967,7 +973,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q84);
+    throw $wrap(e, $q86);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -979,7 +985,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q85);
+    throw $wrap(e, $q87);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -989,9 +995,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q80) === o.s0[0]) && ($need(o.t8, $q86, $q80).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q82) === o.s0[0]) && ($need(o.t8, $q88, $q82).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q87);
+    throw $wrap(e, $q89);
   }
 }
 /** derive "kvHidden": memo m7 */
@@ -999,15 +1005,15 @@ function K0A0_d7(o: K0A0): number {
   try {
     return (o.m7 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q88);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "separateKv": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
   try {
-    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q89, $q47).shape.length === 2)) && ($need(o.t2, $q90, $q49).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q49) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q91, $q47).dtype === $q92)) && ($need(o.t2, $q93, $q49).dtype === $q92)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q91, $q49).shape.length === 2)) && ($need(o.t2, $q92, $q51).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q51) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q51) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q93, $q49).dtype === $q94)) && ($need(o.t2, $q95, $q51).dtype === $q94)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q96);
   }
 }
 /** derive "packedStride": memo m9 */
@@ -1015,7 +1021,7 @@ function K0A0_d9(o: K0A0): number {
   try {
     return (o.m9 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m7 ?? K0A0_d7(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "packedKv": memo m10 */
@@ -1032,31 +1038,31 @@ function K0A0_d12(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q96, () => o.s4, $q97, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q98, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q99, $q100, $q99])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q98, () => o.s4, $q99, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q38, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q101, $q102, $q101])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q101, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q84, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q84, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q84, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q102, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q86, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q86, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q86, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q104, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q103, () => o.t9!.shape[0], $q104, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q105, () => o.t9!.shape[1], $q85, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q100, $q99])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t9!.shape[0], $q106, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q107, () => o.t9!.shape[1], $q87, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q80) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q80), $q104, () => o.s0[0]]), () => $why(path, K0A0V6, [$q86, () => $need(o.t8, $q86, $q80).shape.length])]) : c === false ? $where(path) + $q106 : $where(path) + $q107)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q82) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q82), $q106, () => o.s0[0]]), () => $why(path, K0A0V6, [$q88, () => $need(o.t8, $q88, $q82).shape.length])]) : c === false ? $where(path) + $q108 : $where(path) + $q109)($try(() => (o.t8 !== null)));
 }
 /** why "qkvLayoutOk" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q94, () => K0A0_d8(o), $q108, () => K0A0_d10(o)]);
+  return $why(path, K0A0V7, [$q96, () => K0A0_d8(o), $q110, () => K0A0_d10(o)]);
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q109]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q83]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q110]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q87]), () => K0A0_x6(o, [...path, $q111])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q111]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q85]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q112]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q89]), () => K0A0_x6(o, [...path, $q113])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1068,7 +1074,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d12(o), $q112, () => K0A0_x0(o, [...[], $q112]));
+  return $condWhy(() => K0A0_d12(o), $q114, () => K0A0_x0(o, [...[], $q114]));
 }
 /** derive "dispatchFits": memo m13 */
 function K0A0_d13(o: K0A0): boolean {
@@ -1076,7 +1082,7 @@ function K0A0_d13(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q104, () => o.s0[0], $q113, $q114]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q37, () => o.a2, $q113, $q114]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q115, $q116])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q106, () => o.s0[0], $q115, $q116]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q39, () => o.a2, $q115, $q116]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q117, $q118])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1088,7 +1094,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d13(o), $q117, () => K0A0_x7(o, [...[], $q117]));
+  return $condWhy(() => K0A0_d13(o), $q119, () => K0A0_x7(o, [...[], $q119]));
 }
 /** derive "pagedKeyCeiling": memo m14 */
 function K0A0_d14(o: K0A0): number {
@@ -1119,7 +1125,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $max((1 as number), ($min(((o.m15 ?? K0A0_d15(o)) as number), ($ceilDiv((1024 as number), ($max((1 as number), ((o.m16 ?? K0A0_d16(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "cacheVec4Ok": memo m18 */
@@ -1132,7 +1138,7 @@ function K0A0_d19(o: K0A0): number {
   try {
     return (o.m19 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q119);
+    throw $wrap(e, $q121);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m20 */
@@ -1140,7 +1146,7 @@ function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q120);
+    throw $wrap(e, $q122);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m21 */
@@ -1148,7 +1154,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q121);
+    throw $wrap(e, $q123);
   }
 }
 /** derive "pagedSplitWg": memo m22 */
@@ -1156,7 +1162,7 @@ function K0A0_d22(o: K0A0): number {
   try {
     return (o.m22 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m19 ?? K0A0_d19(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q122);
+    throw $wrap(e, $q124);
   }
 }
 /** derive "pagedMergeWg": memo m23 */
@@ -1168,7 +1174,7 @@ function K0A0_d24(o: K0A0): boolean {
   try {
     return (o.m24 ??= ((((((((((((((o.m17 ?? K0A0_d17(o)) as number) >= (2 as number)) && (o.m18 ?? K0A0_d18(o))) && (((o.m19 ?? K0A0_d19(o)) as number) >= (1 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (134217728 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (268435456 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (134217728 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (268435456 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (65535 as number))) && (((o.m19 ?? K0A0_d19(o)) as number) <= (128 as number))) && (((o.m22 ?? K0A0_d22(o)) as number) <= (128 as number))) && (((o.m23 ?? K0A0_d23(o)) as number) <= (128 as number))) && (($chk(((o.m23 ?? K0A0_d23(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q123);
+    throw $wrap(e, $q125);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1178,7 +1184,7 @@ function K0A0_x9(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x8(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q118, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q124]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q119, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q120, () => K0A0_d20(o), $q125, $q126]), () => ((K0A0_d20(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q120, () => K0A0_d20(o), $q127, $q128]), () => ((K0A0_d21(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d21(o), $q125, $q126]), () => ((K0A0_d21(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d21(o), $q127, $q128]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q118, () => K0A0_d17(o), $q113, $q114]), () => ((K0A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q119, () => K0A0_d19(o), $q115, $q116]), () => ((K0A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q119, () => K0A0_d19(o), $q129, $q116]), () => ((K0A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d22(o), $q115, $q116]), () => ((K0A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d22(o), $q129, $q116]), () => ((K0A0_d23(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d23(o), $q115, $q116]), () => ((K0A0_d23(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d23(o), $q129, $q116]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q131, $q132])]);
+  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q120, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q126]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q121, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d20(o), $q127, $q128]), () => ((K0A0_d20(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q122, () => K0A0_d20(o), $q129, $q130]), () => ((K0A0_d21(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q123, () => K0A0_d21(o), $q127, $q128]), () => ((K0A0_d21(o) as number) <= (268435456 as number)), () => $why(path, K0A0V8, [$q123, () => K0A0_d21(o), $q129, $q130]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q120, () => K0A0_d17(o), $q115, $q116]), () => ((K0A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d19(o), $q117, $q118]), () => ((K0A0_d19(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q121, () => K0A0_d19(o), $q131, $q118]), () => ((K0A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q124, () => K0A0_d22(o), $q117, $q118]), () => ((K0A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q124, () => K0A0_d22(o), $q131, $q118]), () => ((K0A0_d23(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d23(o), $q117, $q118]), () => ((K0A0_d23(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d23(o), $q131, $q118]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q133, $q134])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1190,14 +1196,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q123, () => K0A0_x8(o, [...[], $q123]));
+  return $condWhy(() => K0A0_d24(o), $q125, () => K0A0_x8(o, [...[], $q125]));
 }
 /** derive "qPerKv": memo m25 */
 function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q133);
+    throw $wrap(e, $q135);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m26 */
@@ -1205,7 +1211,7 @@ function K0A0_d26(o: K0A0): number {
   try {
     return (o.m26 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number) as number, (o.m22 ?? K0A0_d22(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q134);
+    throw $wrap(e, $q136);
   }
 }
 /** derive "pagedSplitStorageFits": memo m27 */
@@ -1214,7 +1220,7 @@ function K0A0_d27(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V8, [$q134, () => K0A0_d26(o), $q131, $q132]);
+  return $why(path, K0A0V8, [$q136, () => K0A0_d26(o), $q133, $q134]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1226,11 +1232,11 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d27(o), $q135, () => K0A0_x10(o, [...[], $q135]));
+  return $condWhy(() => K0A0_d27(o), $q137, () => K0A0_x10(o, [...[], $q137]));
 }
 /** why "separateKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q136, () => (o.t2 !== null), () => $where(path) + $q137, () => ($need(o.t1, $q89, $q47).shape.length === 2), () => $why(path, K0A0V10, [$q89, () => $need(o.t1, $q89, $q47).shape.length]), () => ($need(o.t2, $q90, $q49).shape.length === 2), () => $why(path, K0A0V10, [$q90, () => $need(o.t2, $q90, $q49).shape.length]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q138, () => $dimT(o.t1, (0 as number), $q47), $q104, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q49), $q104, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q139, () => $dimT(o.t1, (1 as number), $q47), $q88, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q49) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q49), $q88, () => K0A0_d7(o)]), () => ($need(o.t1, $q91, $q47).dtype === $q92), () => $why(path, K0A0V1, [$q91, () => $need(o.t1, $q91, $q47).dtype, $q100, $q99]), () => ($need(o.t2, $q93, $q49).dtype === $q92), () => $why(path, K0A0V1, [$q93, () => $need(o.t2, $q93, $q49).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q140, () => o.s0[1], $q85, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 2), () => $why(path, K0A0V10, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 2), () => $why(path, K0A0V10, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q106, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q51) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q51), $q106, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q90, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q51) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q51), $q90, () => K0A0_d7(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q142, () => o.s0[1], $q87, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1242,7 +1248,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q94, () => K0A0_x11(o, [...[], $q94]));
+  return $condWhy(() => K0A0_d8(o), $q96, () => K0A0_x11(o, [...[], $q96]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1250,32 +1256,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V11, [$q41, () => (o.t8 !== null)]);
+  return $why([], K0A0V11, [$q43, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K0A0V15);
-    if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K0A0V15);
-    const q2 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q3 = $buf(o.t4!, $q53, 2, K0A0V15);
-    const q4 = $buf(o.t5!, $q55, 4, K0A0V15);
-    const q5 = $buf(o.t6!, $q57, 4, K0A0V15);
-    const q6 = $buf(o.t7!, $q59, 4, K0A0V15);
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K0A0V15);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q55, 2, K0A0V15);
+    const q4 = $buf(o.t5!, $q57, 4, K0A0V15);
+    const q5 = $buf(o.t6!, $q59, 4, K0A0V15);
+    const q6 = $buf(o.t7!, $q61, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q141), $u32(r1, pp, $q142), 0, 0];
+    const b7 = [$u32(r0, pp, $q143), $u32(r1, pp, $q144), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q143, $q144, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q145, $q146, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1283,17 +1289,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q145) : 0);
-    const b8 = [$u32(r0, pp, $q141), $f32(r1, pp, $q146), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q147) : 0);
+    const b8 = [$u32(r0, pp, $q143), $f32(r1, pp, $q148), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1305,10 +1311,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q75, 2, K0A0V15);
+  const q0 = $buf(o.t9!, $q77, 2, K0A0V15);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q147, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
+  return $pass($q149, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1318,11 +1324,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S0, $q69) * 4), 134217728, $q45, K0A0S0, $q148);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q71) * 4), 134217728, $q47, K0A0S0, $q150);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S0, $q71) * 4), 134217728, $q45, K0A0S0, $q149);
-    return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q73) * 4), 134217728, $q47, K0A0S0, $q151);
+    return $plan($q37, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V21, st);
   }
@@ -1339,29 +1345,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q107;
+  return $where([]) + $q109;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K0A0V15);
-    if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K0A0V15);
-    const q2 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q3 = $buf(o.t4!, $q53, 2, K0A0V15);
-    if (o.t8 === null) $omitted(pp, $q79, $q80);
-    const q4 = $buf(o.t8!, $q80, 4, K0A0V15);
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K0A0V15);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q55, 2, K0A0V15);
+    if (o.t8 === null) $omitted(pp, $q81, $q82);
+    const q4 = $buf(o.t8!, $q82, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q142), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q144), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q143, $q144, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q145, $q146, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V23, st);
   }
@@ -1374,11 +1380,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S6, $q69) * 4), 134217728, $q45, K0A0S6, $q148);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q71) * 4), 134217728, $q47, K0A0S6, $q150);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S6, $q71) * 4), 134217728, $q45, K0A0S6, $q149);
-    return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q73) * 4), 134217728, $q47, K0A0S6, $q151);
+    return $plan($q37, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V24, st);
   }
@@ -1391,7 +1397,7 @@ function K0A0_r1(o: K0A0): string {
 }
 /** why "packedKv" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q140, () => o.s0[1], $q95, () => K0A0_d9(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q152, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q142, () => o.s0[1], $q97, () => K0A0_d9(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1403,29 +1409,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d10(o), $q108, () => K0A0_x12(o, [...[], $q108]));
+  return $condWhy(() => K0A0_d10(o), $q110, () => K0A0_x12(o, [...[], $q110]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q141), $u32(r1, pp, $q142), 0, 0];
+    const b6 = [$u32(r0, pp, $q143), $u32(r1, pp, $q144), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q143, $q144, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q145, $q146, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1438,11 +1444,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S10, $q69) * 4), 134217728, $q45, K0A0S10, $q148);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q71) * 4), 134217728, $q47, K0A0S10, $q150);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S10, $q71) * 4), 134217728, $q45, K0A0S10, $q149);
-    return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q73) * 4), 134217728, $q47, K0A0S10, $q151);
+    return $plan($q37, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V26, st);
   }
@@ -1456,21 +1462,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
-    if (o.t8 === null) $omitted(pp, $q79, $q80);
-    const q3 = $buf(o.t8!, $q80, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V15);
+    if (o.t8 === null) $omitted(pp, $q81, $q82);
+    const q3 = $buf(o.t8!, $q82, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q142), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q144), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q143, $q144, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q145, $q146, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V23, st);
   }
@@ -1483,11 +1489,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S14, $q69) * 4), 134217728, $q45, K0A0S14, $q148);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q71) * 4), 134217728, $q47, K0A0S14, $q150);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S14, $q71) * 4), 134217728, $q45, K0A0S14, $q149);
-    return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q73) * 4), 134217728, $q47, K0A0S14, $q151);
+    return $plan($q37, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V28, st);
   }
@@ -1527,7 +1533,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m30 ?? K0A0_d30(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q151);
+    throw $wrap(e, $q153);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m32 */
@@ -1535,7 +1541,7 @@ function K0A0_d32(o: K0A0): number {
   try {
     return (o.m32 ??= $mulN($addN((o.m28 ?? K0A0_d28(o)) as number, $mulN((o.m29 ?? K0A0_d29(o)) as number, (o.m31 ?? K0A0_d31(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q152);
+    throw $wrap(e, $q154);
   }
 }
 /** derive "pagedAttnStorageFits": memo m33 */
@@ -1544,7 +1550,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d32(o) as number) <= (16384 as number)), () => $why(path, K0A0V8, [$q152, () => K0A0_d32(o), $q131, $q132]), () => ((K0A0_d31(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q151, () => K0A0_d31(o), $q115, $q116]), () => $why(path, K0A0V8, [$q151, () => K0A0_d31(o), $q129, $q116])]);
+  return $and([() => ((K0A0_d32(o) as number) <= (16384 as number)), () => $why(path, K0A0V8, [$q154, () => K0A0_d32(o), $q133, $q134]), () => ((K0A0_d31(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q153, () => K0A0_d31(o), $q117, $q118]), () => $why(path, K0A0V8, [$q153, () => K0A0_d31(o), $q131, $q118])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1556,7 +1562,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q153, () => K0A0_x13(o, [...[], $q153]));
+  return $condWhy(() => K0A0_d33(o), $q155, () => K0A0_x13(o, [...[], $q155]));
 }
 /** derive "outputStoreOk": memo m34 */
 function K0A0_d34(o: K0A0): boolean {
@@ -1564,7 +1570,7 @@ function K0A0_d34(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x14(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q124, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "false"]);
+  return $why(path, K0A0V7, [$q126, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "false"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1576,26 +1582,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d34(o), $q154, () => K0A0_x14(o, [...[], $q154]));
+  return $condWhy(() => K0A0_d34(o), $q156, () => K0A0_x14(o, [...[], $q156]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q51, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q53, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q55, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q57, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q59, 4, K0A0V15);
-    const q6 = $buf(o.t9!, $q75, 2, K0A0V15);
+    const q0 = $buf(o.t0!, $q69, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q53, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q55, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q57, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q59, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q61, 4, K0A0V15);
+    const q6 = $buf(o.t9!, $q77, 2, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q145) : 0);
-    const b7 = [$u32(r0, pp, $q141), $f32(r1, pp, $q146), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q147) : 0);
+    const b7 = [$u32(r0, pp, $q143), $f32(r1, pp, $q148), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q36, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1603,7 +1609,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q35, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q37, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1614,7 +1620,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q35, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q37, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1625,7 +1631,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q35, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q37, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1636,7 +1642,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q35, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q37, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1649,18 +1655,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q35, $q155);
+    $evalFail(e, $q37, $q157);
   }
-  const h0 = $outShape(o0, 2, $q35, $q75);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q92, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q75, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q37, $q77);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q94, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q77, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q51, o.u3.shape, h1, $q97);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q37, $q53, o.u3.shape, h1, $q99);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q53, o.u4.shape, h2, $q96);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q37, $q55, o.u4.shape, h2, $q98);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q156, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q156, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q158, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q158, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1670,7 +1676,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q157, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q159, "PagedAttention: no variant fits this call on profile compat: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
@@ -1699,35 +1705,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q67:
-          t0 = $td(ins[key], K0, $q31, key);
-          break;
-        case $q47:
-          t1 = $td(ins[key], K0, $q31, key);
+        case $q69:
+          t0 = $td(ins[key], K0, $q33, key);
           break;
         case $q49:
-          t2 = $td(ins[key], K0, $q31, key);
+          t1 = $td(ins[key], K0, $q33, key);
           break;
         case $q51:
-          t3 = $td(ins[key], K0, $q31, key);
+          t2 = $td(ins[key], K0, $q33, key);
           break;
         case $q53:
-          t4 = $td(ins[key], K0, $q31, key);
+          t3 = $td(ins[key], K0, $q33, key);
           break;
         case $q55:
-          t5 = $td(ins[key], K0, $q31, key);
+          t4 = $td(ins[key], K0, $q33, key);
           break;
         case $q57:
-          t6 = $td(ins[key], K0, $q31, key);
+          t5 = $td(ins[key], K0, $q33, key);
           break;
         case $q59:
-          t7 = $td(ins[key], K0, $q31, key);
+          t6 = $td(ins[key], K0, $q33, key);
           break;
-        case $q80:
-          t8 = $td(ins[key], K0, $q31, key);
+        case $q61:
+          t7 = $td(ins[key], K0, $q33, key);
+          break;
+        case $q82:
+          t8 = $td(ins[key], K0, $q33, key);
           break;
         default:
-          $fail($q0, K0 + $q158 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q160 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1735,17 +1741,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q75:
-          t9 = $td(outs[key], K0, $q32, key);
-          break;
-        case $q51:
-          u3 = $td(outs[key], K0, $q32, key);
+        case $q77:
+          t9 = $td(outs[key], K0, $q34, key);
           break;
         case $q53:
-          u4 = $td(outs[key], K0, $q32, key);
+          u3 = $td(outs[key], K0, $q34, key);
+          break;
+        case $q55:
+          u4 = $td(outs[key], K0, $q34, key);
           break;
         default:
-          $fail($q0, K0 + $q159 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q161 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1753,20 +1759,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q160:
+        case $q162:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q161:
+        case $q163:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q162:
+        case $q164:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q145:
+        case $q147:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q163 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q165 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1775,80 +1781,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q31, $q67);
+    $missing(K0, $q33, $q69);
   } else {
     dt0 = t0.dtype;
-    by0 = $q67;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q31, $q67);
+    by0 = $q69;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q33, $q69);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q31, $q47);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q33, $q49);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q31, $q49);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q33, $q51);
   }
   if (t3 === null) {
-    $missing(K0, $q31, $q51);
+    $missing(K0, $q33, $q53);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q31, $q51);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q33, $q53);
   }
   if (t4 === null) {
-    $missing(K0, $q31, $q53);
+    $missing(K0, $q33, $q55);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q31, $q53);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q33, $q55);
   }
   if (t5 === null) {
-    $missing(K0, $q31, $q55);
+    $missing(K0, $q33, $q57);
   } else {
     dt1 = t5.dtype;
-    by1 = $q55;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q31, $q55);
+    by1 = $q57;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q33, $q57);
   }
   if (t6 === null) {
-    $missing(K0, $q31, $q57);
+    $missing(K0, $q33, $q59);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q31, $q57);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q33, $q59);
   }
   if (t7 === null) {
-    $missing(K0, $q31, $q59);
+    $missing(K0, $q33, $q61);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q31, $q59);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q33, $q61);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q31, $q80);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q33, $q82);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q32, $q75);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q34, $q77);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q32, $q51);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q34, $q53);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q53);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q34, $q55);
   }
-  if (dt0 === undefined) dt0 = $q92;
-  else if (dt0 !== $q92) $fail($q0, K0 + $q164 + dt0 + $q165);
-  if (dt1 === undefined) dt1 = $q166;
-  else if (dt1 !== $q166) $fail($q0, K0 + ": S = " + dt1 + $q167);
-  $num(g0, false, K0, $q160);
-  $num(g1, false, K0, $q161);
-  $num(g2, false, K0, $q162);
-  $num(g3, false, K0, $q145);
+  if (dt0 === undefined) dt0 = $q94;
+  else if (dt0 !== $q94) $fail($q0, K0 + $q166 + $name(dt0) + $q167);
+  if (dt1 === undefined) dt1 = $q168;
+  else if (dt1 !== $q168) $fail($q0, K0 + ": S = " + $name(dt1) + $q169);
+  $num(g0, false, K0, $q162);
+  $num(g1, false, K0, $q163);
+  $num(g2, false, K0, $q164);
+  $num(g3, false, K0, $q147);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q168);
-  if (a2 === undefined) $fail($q0, K0 + $q169);
-  if (dt0 === $q92 && dt1 === $q166) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q157, K0 + $q170 + "T=" + dt0 + ", " + "S=" + dt1 + $q171);
+  if (a1 === undefined) $fail($q0, K0 + $q170);
+  if (a2 === undefined) $fail($q0, K0 + $q171);
+  if (dt0 === $q94 && dt1 === $q168) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q159, K0 + $q172 + "T=" + dt0 + ", " + "S=" + dt1 + $q173);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1882,97 +1888,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q172;
+const K1 = $q174;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q173;
-const K1A0V3: readonly string[] = [$q174, $q36, $q37, $q175, $q176, "dim(shapes.pastKeyT, 2)", $q177, $q178, $q40];
+const K1A0S1 = K1A0S0 + $q175;
+const K1A0V3: readonly string[] = [$q176, $q38, $q39, $q177, $q178, "dim(shapes.pastKeyT, 2)", $q179, $q180, $q42];
 const K1A0S2 = " on profile compat; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q179;
-const K1A0V4: readonly string[] = [$q36, $q37, $q175, $q176, $q177, $q178, $q40];
-const K1A0V5: readonly string[] = [$q174, $q36, $q37, $q180, $q177, $q40];
+const K1A0S3 = K1A0S0 + $q181;
+const K1A0V4: readonly string[] = [$q38, $q39, $q177, $q178, $q179, $q180, $q42];
+const K1A0V5: readonly string[] = [$q176, $q38, $q39, $q182, $q179, $q42];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q37, $q177];
+const K1A0V6: readonly string[] = [$q39, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q44, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "480876a2243211a8" : null) : null) ?? $noShader(vp + $q46, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q172;
-const K1A0V7: readonly [number, string, string] = [134217728, $q45, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q60, 11, 0]);
-const K1A0V9: readonly string[] = [$q63, $q64];
-const K1A0V10: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q191, 1, $q192, $q193, 1, $q194, $q187, 1, $q188, $q189, 1, $q190, "rotated_query", 6, $q195, $q60, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q66, 7, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q200, 6, $q200, $q60, 11, 0]);
-const K1A0V12: readonly string[] = [$q201, $q63, $q73];
-const K1A0S5 = K1A0S0 + $q202;
-const K1A0V13: readonly BindingPlan[] = $bl([$q200, 7, $q200, $q32, 3, $q75]);
-const K1A0V14: readonly string[] = [$q73];
-const K1A0S6 = K1A0S0 + $q76;
-const K1A0V15: readonly string[] = [K1A0S0, $q203, K1A0S0, $q204];
+const K1A0S4 = $q174;
+const K1A0V7: readonly [number, string, string] = [134217728, $q47, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
+const K1A0V9: readonly string[] = [$q65, $q66];
+const K1A0V10: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q193, 1, $q194, $q195, 1, $q196, $q189, 1, $q190, $q191, 1, $q192, "rotated_query", 6, $q197, $q62, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
+const K1A0V12: readonly string[] = [$q203, $q65, $q75];
+const K1A0S5 = K1A0S0 + $q204;
+const K1A0V13: readonly BindingPlan[] = $bl([$q202, 7, $q202, $q34, 3, $q77]);
+const K1A0V14: readonly string[] = [$q75];
+const K1A0S6 = K1A0S0 + $q78;
+const K1A0V15: readonly string[] = [K1A0S0, $q205, K1A0S0, $q206];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q60, 11, 0]);
-const K1A0S8 = K1A0S7 + $q173;
-const K1A0V17: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q200, 6, $q200, $q60, 11, 0]);
-const K1A0S9 = K1A0S7 + $q202;
-const K1A0S10 = K1A0S7 + $q76;
-const K1A0V18: readonly string[] = [K1A0S7, $q204];
+const K1A0V16: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
+const K1A0S8 = K1A0S7 + $q175;
+const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
+const K1A0S9 = K1A0S7 + $q204;
+const K1A0S10 = K1A0S7 + $q78;
+const K1A0V18: readonly string[] = [K1A0S7, $q206];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q173;
-const K1A0S13 = K1A0S11 + $q179;
+const K1A0S12 = K1A0S11 + $q175;
+const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q60, 11, 0]);
-const K1A0S14 = K1A0S11 + $q202;
-const K1A0S15 = K1A0S11 + $q76;
-const K1A0V21: readonly string[] = [K1A0S11, $q203, K1A0S11, $q204];
+const K1A0V20: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
+const K1A0S14 = K1A0S11 + $q204;
+const K1A0S15 = K1A0S11 + $q78;
+const K1A0V21: readonly string[] = [K1A0S11, $q205, K1A0S11, $q206];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q181 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q182, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q46, 1, $q47, $q48, 1, $q49, $q183, 0, $q184, $q185, 0, $q186, $q187, 1, $q188, $q189, 1, $q190, $q60, 11, 0]);
-const K1A0S17 = K1A0S16 + $q173;
-const K1A0S18 = K1A0S16 + $q202;
-const K1A0S19 = K1A0S16 + $q76;
-const K1A0V23: readonly string[] = [K1A0S16, $q204];
+const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
+const K1A0S17 = K1A0S16 + $q175;
+const K1A0S18 = K1A0S16 + $q204;
+const K1A0S19 = K1A0S16 + $q78;
+const K1A0V23: readonly string[] = [K1A0S16, $q206];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q173;
-const K1A0S22 = K1A0S20 + $q179;
+const K1A0S21 = K1A0S20 + $q175;
+const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q66, 7, $q195, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q32, 3, $q75, $q60, 11, 0]);
-const K1A0V25: readonly string[] = [$q201];
-const K1A0S23 = K1A0S20 + $q207;
-const K1A0V26: readonly string[] = [K1A0S20, $q203];
+const K1A0V24: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0V25: readonly string[] = [$q203];
+const K1A0S23 = K1A0S20 + $q209;
+const K1A0V26: readonly string[] = [K1A0S20, $q205];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q173;
-const K1A0V27: readonly BindingPlan[] = $bl([$q66, 1, $q67, $q183, 1, $q184, $q185, 1, $q186, $q196, 1, $q197, $q198, 1, $q199, $q187, 1, $q188, $q189, 1, $q190, $q32, 3, $q75, $q60, 11, 0]);
-const K1A0S26 = K1A0S24 + $q207;
+const K1A0S25 = K1A0S24 + $q175;
+const K1A0V27: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0S26 = K1A0S24 + $q209;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q173;
-const K1A0S29 = K1A0S27 + $q179;
+const K1A0S28 = K1A0S27 + $q175;
+const K1A0S29 = K1A0S27 + $q181;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q207;
-const K1A0V28: readonly string[] = [K1A0S27, $q203];
+const K1A0S30 = K1A0S27 + $q209;
+const K1A0V28: readonly string[] = [K1A0S27, $q205];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q205 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q206, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q173;
-const K1A0S33 = K1A0S31 + $q207;
+const K1A0S32 = K1A0S31 + $q175;
+const K1A0S33 = K1A0S31 + $q209;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2044,7 +2050,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q83);
+    throw $wrap(e, $q85);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2061,7 +2067,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q85);
+    throw $wrap(e, $q87);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2077,7 +2083,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q102);
+    throw $wrap(e, $q104);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2085,7 +2091,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q208);
+    throw $wrap(e, $q210);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2095,9 +2101,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q192) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q194) : 0));
   } catch (e) {
-    throw $wrap(e, $q209);
+    throw $wrap(e, $q211);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2105,16 +2111,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q210);
+    throw $wrap(e, $q212);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q211, $q192).shape.length === 2)) && ($need(o.t10, $q212, $q194).shape.length === 2)) && $same($need(o.t10, $q213, $q194).shape as readonly number[], $need(o.t9, $q214, $q192).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q215, $q192).dtype === $q92)) && ($need(o.t10, $q216, $q194).dtype === $q92)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q213, $q194).shape.length === 2)) && ($need(o.t10, $q214, $q196).shape.length === 2)) && $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q217, $q194).dtype === $q94)) && ($need(o.t10, $q218, $q196).dtype === $q94)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q219);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2122,7 +2128,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q88);
+    throw $wrap(e, $q90);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2130,7 +2136,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2138,15 +2144,15 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q220);
   }
 }
 /** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
   try {
-    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q89, $q47).shape.length === 3)) && ($need(o.t2, $q90, $q49).shape.length === 3)) && $same($need(o.t1, $q219, $q47).shape as readonly number[], $need(o.t2, $q220, $q49).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q47) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q47) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q47) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q91, $q47).dtype === $q92)) && ($need(o.t2, $q93, $q49).dtype === $q92)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q91, $q49).shape.length === 3)) && ($need(o.t2, $q92, $q51).shape.length === 3)) && $same($need(o.t1, $q221, $q49).shape as readonly number[], $need(o.t2, $q222, $q51).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q49) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q93, $q49).dtype === $q94)) && ($need(o.t2, $q95, $q51).dtype === $q94)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q96);
   }
 }
 /** derive "packedKv": memo m16 */
@@ -2163,37 +2169,37 @@ function K1A0_d18(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q101, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q221, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q180, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q223, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q182, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q174, () => o.a0]);
+  return $why(path, K0A0V6, [$q176, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q98, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q106 : K1A0_x3(o, [...path, $q222]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q108 : K1A0_x3(o, [...path, $q224]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q103, () => o.t11!.shape[0], $q84, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[1], $q223, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q85, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q100, $q99])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[0], $q86, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q107, () => o.t11!.shape[1], $q225, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q87, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q224, () => o.s4, $q225, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q84, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q99, $q100, $q99])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q226, () => o.s4, $q227, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q86, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q101, $q102, $q101])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q102, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q221, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q226, () => o.s6[1]]), () => $why(path, K0A0V8, [$q226, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q104, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q223, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q228, () => o.s6[1]]), () => $why(path, K0A0V8, [$q228, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q84, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q86, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q211, $q192).shape.length === 2), () => $why(path, K0A0V10, [$q211, () => $need(o.t9, $q211, $q192).shape.length]), () => ($need(o.t10, $q212, $q194).shape.length === 2), () => $why(path, K0A0V10, [$q212, () => $need(o.t10, $q212, $q194).shape.length]), () => $same($need(o.t10, $q213, $q194).shape as readonly number[], $need(o.t9, $q214, $q192).shape as readonly number[]), () => $why(path, K0A0V0, [$q213, () => $need(o.t10, $q213, $q194).shape, $q214, () => $need(o.t9, $q214, $q192).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q209, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q210, () => K1A0_d10(o), $q98, () => o.s3[3]]), () => ($need(o.t9, $q215, $q192).dtype === $q92), () => $why(path, K0A0V1, [$q215, () => $need(o.t9, $q215, $q192).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q216, () => $need(o.t10, $q216, $q194).dtype, $q100, $q99])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q178, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q222]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q213, $q194).shape.length === 2), () => $why(path, K0A0V10, [$q213, () => $need(o.t9, $q213, $q194).shape.length]), () => ($need(o.t10, $q214, $q196).shape.length === 2), () => $why(path, K0A0V10, [$q214, () => $need(o.t10, $q214, $q196).shape.length]), () => $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[]), () => $why(path, K0A0V0, [$q215, () => $need(o.t10, $q215, $q196).shape, $q216, () => $need(o.t9, $q216, $q194).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q211, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q212, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q217, $q194).dtype === $q94), () => $why(path, K0A0V1, [$q217, () => $need(o.t9, $q217, $q194).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q218, () => $need(o.t10, $q218, $q196).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q224]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2201,11 +2207,11 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "qkvLayoutOk" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q94, () => K1A0_d15(o), $q108, () => K1A0_d16(o)]);
+  return $why(path, K0A0V7, [$q96, () => K1A0_d15(o), $q110, () => K1A0_d16(o)]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q83]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q110]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q109]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q208]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q217]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q218]), () => K1A0_x10(o, [...path, $q111])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q85]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q112]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q111]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q210]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q219]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q220]), () => K1A0_x10(o, [...path, $q113])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2217,7 +2223,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q227, () => K1A0_x0(o, [...[], $q227]));
+  return $condWhy(() => K1A0_d18(o), $q229, () => K1A0_x0(o, [...[], $q229]));
 }
 /** derive "appendCount": memo m19 */
 function K1A0_d19(o: K1A0): number {
@@ -2248,12 +2254,12 @@ function K1A0_d23(o: K1A0): boolean {
   try {
     return (o.m23 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m22 ?? K1A0_d22(o)) as number) <= (128 as number))));
   } catch (e) {
-    throw $wrap(e, $q117);
+    throw $wrap(e, $q119);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q223, () => o.s0[1], $q113, $q114]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q36, () => o.a1, $q113, $q114]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q84, () => o.s0[0], $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q113, $q114]), () => ((K1A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q228, () => K1A0_d22(o), $q115, $q116]), () => ((K1A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q228, () => K1A0_d22(o), $q129, $q116]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q129, $q116])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q225, () => o.s0[1], $q115, $q116]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q115, $q116]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q86, () => o.s0[0], $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => ((K1A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q230, () => K1A0_d22(o), $q117, $q118]), () => ((K1A0_d22(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q230, () => K1A0_d22(o), $q131, $q118]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q131, $q118])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2265,19 +2271,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d23(o), $q117, () => K1A0_x11(o, [...[], $q117]));
+  return $condWhy(() => K1A0_d23(o), $q119, () => K1A0_x11(o, [...[], $q119]));
 }
 /** derive "bindingsFit": memo m24 */
 function K1A0_d24(o: K1A0): boolean {
   try {
     return (o.m24 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q229);
+    throw $wrap(e, $q231);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q230, $q126]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q230, $q126])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q232, $q128]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q232, $q128])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2289,11 +2295,11 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d24(o), $q229, () => K1A0_x12(o, [...[], $q229]));
+  return $condWhy(() => K1A0_d24(o), $q231, () => K1A0_x12(o, [...[], $q231]));
 }
 /** why "packedKv" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q150, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q231, () => o.s0[2], $q95, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q152, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q233, () => o.s0[2], $q97, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2305,7 +2311,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d16(o), $q108, () => K1A0_x13(o, [...[], $q108]));
+  return $condWhy(() => K1A0_d16(o), $q110, () => K1A0_x13(o, [...[], $q110]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2317,14 +2323,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q222, () => K1A0_x3(o, [...[], $q222]));
+  return $condWhy(() => K1A0_d1(o), $q224, () => K1A0_x3(o, [...[], $q224]));
 }
 /** derive "qPerKv": memo m25 */
 function K1A0_d25(o: K1A0): number {
   try {
     return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q133);
+    throw $wrap(e, $q135);
   }
 }
 /** derive "attnStorageBytes": memo m26 */
@@ -2332,7 +2338,7 @@ function K1A0_d26(o: K1A0): number {
   try {
     return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m25 ?? K1A0_d25(o)) as number, o.s3[3] as number) as number, $mulN((o.m25 ?? K1A0_d25(o)) as number, (o.m22 ?? K1A0_d22(o)) as number) as number) as number, $chk((2 as number) * ((o.m22 ?? K1A0_d22(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m25 ?? K1A0_d25(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q232);
+    throw $wrap(e, $q234);
   }
 }
 /** derive "attnStorageFits": memo m27 */
@@ -2341,7 +2347,7 @@ function K1A0_d27(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q133, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q232, () => K1A0_d26(o), $q131, $q132])]);
+  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q135, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q234, () => K1A0_d26(o), $q133, $q134])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2353,7 +2359,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d27(o), $q233, () => K1A0_x14(o, [...[], $q233]));
+  return $condWhy(() => K1A0_d27(o), $q235, () => K1A0_x14(o, [...[], $q235]));
 }
 /** derive "sparseKeyCeiling": memo m28 */
 function K1A0_d28(o: K1A0): number {
@@ -2384,7 +2390,7 @@ function K1A0_d31(o: K1A0): number {
   try {
     return (o.m31 ??= $max((1 as number), ($min(((o.m29 ?? K1A0_d29(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m30 ?? K1A0_d30(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q118);
+    throw $wrap(e, $q120);
   }
 }
 /** derive "sparsePartialBytes": memo m32 */
@@ -2392,7 +2398,7 @@ function K1A0_d32(o: K1A0): number {
   try {
     return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q234);
+    throw $wrap(e, $q236);
   }
 }
 /** derive "sparseMergeLanes": memo m33 */
@@ -2412,12 +2418,12 @@ function K1A0_d35(o: K1A0): boolean {
   try {
     return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (134217728 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (128 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (16384 as number))));
   } catch (e) {
-    throw $wrap(e, $q235);
+    throw $wrap(e, $q237);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q118, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q113, $q114]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q118, () => K1A0_d31(o), $q113, $q114]), () => ((K1A0_d32(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q234, () => K1A0_d32(o), $q230, $q126]), () => ((K1A0_d34(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d34(o), $q115, $q116]), () => ((K1A0_d34(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d34(o), $q129, $q116]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q131, $q132])]);
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q120, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q115, $q116]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q120, () => K1A0_d31(o), $q115, $q116]), () => ((K1A0_d32(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d32(o), $q232, $q128]), () => ((K1A0_d34(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q238, () => K1A0_d34(o), $q117, $q118]), () => ((K1A0_d34(o) as number) <= (128 as number)), () => $why(path, K0A0V8, [$q238, () => K1A0_d34(o), $q131, $q118]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q133, $q134])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2429,43 +2435,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d35(o), $q235, () => K1A0_x15(o, [...[], $q235]));
+  return $condWhy(() => K1A0_d35(o), $q237, () => K1A0_x15(o, [...[], $q237]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q176, $q192).shape, 1, $q214);
+    return $dimS($need(o.t9, $q178, $q194).shape, 1, $q216);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q176, $q192).shape, 1, $q214));
+    return $show($dimS($need(o.t9, $q178, $q194).shape, 1, $q216));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q23 + e.message;
+    if (e instanceof EvalFailure) return $q25 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q191, $q192);
-    const q5 = $buf(o.t9!, $q192, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q193, $q194);
-    const q6 = $buf(o.t10!, $q194, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q193, $q194);
+    const q5 = $buf(o.t9!, $q194, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q195, $q196);
+    const q6 = $buf(o.t10!, $q196, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q238, $q239, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2473,14 +2479,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q191, $q192);
-    const q1 = $buf(o.t9!, $q192, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q193, $q194);
-    const q2 = $buf(o.t10!, $q194, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q193, $q194);
+    const q1 = $buf(o.t9!, $q194, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q195, $q196);
+    const q2 = $buf(o.t10!, $q196, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2495,15 +2501,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q197, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q199, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q199, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q201, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
+    const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2511,7 +2517,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q244, $q245, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q246, $q247, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2519,12 +2525,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q75, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q77, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q147, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q149, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2534,21 +2540,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S0 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S0 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q248;
-    if (s1 === undefined) $noShown(K1A0S0 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S0 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q195) * 2), 134217728, $q45, K1A0S0, $q250);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q197) * 2), 134217728, $q47, K1A0S0, $q252);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q200) * 4), 134217728, $q45, K1A0S0, $q251);
-    return $plan($q172, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q202) * 4), 134217728, $q47, K1A0S0, $q253);
+    return $plan($q174, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2569,24 +2575,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q222, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q224, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q190, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q238, $q239, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2594,16 +2600,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q199, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q190, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q201, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q192, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
+    const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2611,7 +2617,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q244, $q245, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q246, $q247, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2620,14 +2626,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S7 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S7 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q200) * 4), 134217728, $q45, K1A0S7, $q251);
-    return $plan($q172, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q202) * 4), 134217728, $q47, K1A0S7, $q253);
+    return $plan($q174, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2640,7 +2646,7 @@ function K1A0_r1(o: K1A0): string {
 }
 /** why "separateKv" is not true */
 function K1A0_x16(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q136, () => (o.t2 !== null), () => $where(path) + $q137, () => ($need(o.t1, $q89, $q47).shape.length === 3), () => $why(path, K1A0V19, [$q89, () => $need(o.t1, $q89, $q47).shape.length]), () => ($need(o.t2, $q90, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q90, () => $need(o.t2, $q90, $q49).shape.length]), () => $same($need(o.t1, $q219, $q47).shape as readonly number[], $need(o.t2, $q220, $q49).shape as readonly number[]), () => $why(path, K0A0V0, [$q219, () => $need(o.t1, $q219, $q47).shape, $q220, () => $need(o.t2, $q220, $q49).shape]), () => ($dimT(o.t1, (0 as number), $q47) === o.s0[0]), () => $why(path, K0A0V1, [$q138, () => $dimT(o.t1, (0 as number), $q47), $q84, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q47) === o.s0[1]), () => $why(path, K0A0V1, [$q139, () => $dimT(o.t1, (1 as number), $q47), $q223, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q47) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q47), $q88, () => K1A0_d12(o)]), () => ($need(o.t1, $q91, $q47).dtype === $q92), () => $why(path, K0A0V1, [$q91, () => $need(o.t1, $q91, $q47).dtype, $q100, $q99]), () => ($need(o.t2, $q93, $q49).dtype === $q92), () => $why(path, K0A0V1, [$q93, () => $need(o.t2, $q93, $q49).dtype, $q100, $q99]), () => $why(path, K0A0V1, [$q231, () => o.s0[2], $q85, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => $same($need(o.t1, $q221, $q49).shape as readonly number[], $need(o.t2, $q222, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t1, $q221, $q49).shape, $q222, () => $need(o.t2, $q222, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q86, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q225, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q90, () => K1A0_d12(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q233, () => o.s0[2], $q87, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2652,31 +2658,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q94, () => K1A0_x16(o, [...[], $q94]));
+  return $condWhy(() => K1A0_d15(o), $q96, () => K1A0_x16(o, [...[], $q96]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q191, $q192);
-    const q6 = $buf(o.t9!, $q192, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q193, $q194);
-    const q7 = $buf(o.t10!, $q194, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q193, $q194);
+    const q6 = $buf(o.t9!, $q194, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q195, $q196);
+    const q7 = $buf(o.t10!, $q196, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q238, $q239, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2686,21 +2692,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q253;
-    if (s0 === undefined) $noShown(K1A0S11 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S11 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q254;
-    if (s1 === undefined) $noShown(K1A0S11 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S11 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q195) * 2), 134217728, $q45, K1A0S11, $q250);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q197) * 2), 134217728, $q47, K1A0S11, $q252);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q200) * 4), 134217728, $q45, K1A0S11, $q251);
-    return $plan($q172, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q202) * 4), 134217728, $q47, K1A0S11, $q253);
+    return $plan($q174, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2714,22 +2720,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q46, $q47);
-    const q0 = $buf(o.t1!, $q47, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q48, $q49);
-    const q1 = $buf(o.t2!, $q49, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q48, $q49);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q50, $q51);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q238, $q239, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2738,14 +2744,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S16 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S16 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q200) * 4), 134217728, $q45, K1A0S16, $q251);
-    return $plan($q172, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q202) * 4), 134217728, $q47, K1A0S16, $q253);
+    return $plan($q174, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2759,20 +2765,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q197, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q199, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q190, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q75, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q199, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q201, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q77, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
+    const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q256, $q257, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2782,17 +2788,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q246;
-    if (s0 === undefined) $noShown(K1A0S20 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q248;
+    if (s0 === undefined) $noShown(K1A0S20 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q248;
-    if (s1 === undefined) $noShown(K1A0S20 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q250;
+    if (s1 === undefined) $noShown(K1A0S20 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q195) * 2), 134217728, $q45, K1A0S20, $q250);
-    return $plan($q172, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q197) * 2), 134217728, $q47, K1A0S20, $q252);
+    return $plan($q174, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2805,31 +2811,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q67, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q184, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q199, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q188, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q190, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q75, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q201, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q190, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q77, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q237), $u32(o.s0[0], pp, $q141), $u32(o.s5[0], pp, $q240), $u32(r0, pp, $q241), $u32(o.s6[1], pp, $q242), $u32(o.s3[2], pp, $q243), $f32(o.a4, pp, $q146), 0];
+    const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q256, $q257, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q252;
-  if (s0 === undefined) $noShown(K1A0S24 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
+  if (s0 === undefined) $noShown(K1A0S24 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q172, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q174, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2841,17 +2847,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q253;
-    if (s0 === undefined) $noShown(K1A0S27 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
+    if (s0 === undefined) $noShown(K1A0S27 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q254;
-    if (s1 === undefined) $noShown(K1A0S27 + $q249, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
+    if (s1 === undefined) $noShown(K1A0S27 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q195) * 2), 134217728, $q45, K1A0S27, $q250);
-    return $plan($q172, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q197) * 2), 134217728, $q47, K1A0S27, $q252);
+    return $plan($q174, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2863,10 +2869,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q255;
-  if (s0 === undefined) $noShown(K1A0S31 + $q247, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
+  if (s0 === undefined) $noShown(K1A0S31 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q172, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q174, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2878,19 +2884,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q172, $q155);
+    $evalFail(e, $q174, $q157);
   }
-  const h0 = $outShape(o0, 3, $q172, $q75);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q92, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q172, $q75, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q174, $q77);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q94, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q174, $q77, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q172, $q184, o.u3.shape, h1, $q225);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q174, $q186, o.u3.shape, h1, $q227);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q172, $q186, o.u4.shape, h2, $q224);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q174, $q188, o.u4.shape, h2, $q226);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q156, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q156, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q156, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q158, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q158, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q158, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2900,7 +2906,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q157, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q159, "SparseAttention: no variant fits this call on profile compat: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile compat. Throws KernelCallError when the call cannot run. */
@@ -2933,41 +2939,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q67:
-          t0 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q47:
-          t1 = $td(ins[key], K1, $q31, key);
+        case $q69:
+          t0 = $td(ins[key], K1, $q33, key);
           break;
         case $q49:
-          t2 = $td(ins[key], K1, $q31, key);
+          t1 = $td(ins[key], K1, $q33, key);
           break;
-        case $q184:
-          t3 = $td(ins[key], K1, $q31, key);
+        case $q51:
+          t2 = $td(ins[key], K1, $q33, key);
           break;
         case $q186:
-          t4 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q197:
-          t5 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q199:
-          t6 = $td(ins[key], K1, $q31, key);
+          t3 = $td(ins[key], K1, $q33, key);
           break;
         case $q188:
-          t7 = $td(ins[key], K1, $q31, key);
+          t4 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q199:
+          t5 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q201:
+          t6 = $td(ins[key], K1, $q33, key);
           break;
         case $q190:
-          t8 = $td(ins[key], K1, $q31, key);
+          t7 = $td(ins[key], K1, $q33, key);
           break;
         case $q192:
-          t9 = $td(ins[key], K1, $q31, key);
+          t8 = $td(ins[key], K1, $q33, key);
           break;
         case $q194:
-          t10 = $td(ins[key], K1, $q31, key);
+          t9 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q196:
+          t10 = $td(ins[key], K1, $q33, key);
           break;
         default:
-          $fail($q0, K1 + $q158 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q160 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2975,17 +2981,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q75:
-          t11 = $td(outs[key], K1, $q32, key);
-          break;
-        case $q184:
-          u3 = $td(outs[key], K1, $q32, key);
+        case $q77:
+          t11 = $td(outs[key], K1, $q34, key);
           break;
         case $q186:
-          u4 = $td(outs[key], K1, $q32, key);
+          u3 = $td(outs[key], K1, $q34, key);
+          break;
+        case $q188:
+          u4 = $td(outs[key], K1, $q34, key);
           break;
         default:
-          $fail($q0, K1 + $q159 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q161 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2993,26 +2999,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q258:
+        case $q260:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q161:
+        case $q163:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q162:
+        case $q164:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q259:
+        case $q261:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q145:
+        case $q147:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q260:
+        case $q262:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q163 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q165 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3021,95 +3027,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q31, $q67);
+    $missing(K1, $q33, $q69);
   } else {
     dt0 = t0.dtype;
-    by0 = $q67;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q31, $q67);
+    by0 = $q69;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q33, $q69);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q31, $q47);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q33, $q49);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q49);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q33, $q51);
   }
   if (t3 === null) {
-    $missing(K1, $q31, $q184);
+    $missing(K1, $q33, $q186);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q184);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q33, $q186);
   }
   if (t4 === null) {
-    $missing(K1, $q31, $q186);
+    $missing(K1, $q33, $q188);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q186);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q33, $q188);
   }
   if (t5 === null) {
-    $missing(K1, $q31, $q197);
+    $missing(K1, $q33, $q199);
   } else {
     dt1 = t5.dtype;
-    by1 = $q197;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q197);
+    by1 = $q199;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q199);
   }
   if (t6 === null) {
-    $missing(K1, $q31, $q199);
+    $missing(K1, $q33, $q201);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q199);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q33, $q201);
   }
   if (t7 === null) {
-    $missing(K1, $q31, $q188);
+    $missing(K1, $q33, $q190);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q188);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q33, $q190);
   }
   if (t8 === null) {
-    $missing(K1, $q31, $q190);
+    $missing(K1, $q33, $q192);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q190);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q33, $q192);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q192);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q33, $q194);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q194);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q33, $q196);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q32, $q75);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q34, $q77);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q184);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q34, $q186);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q186);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q34, $q188);
   }
-  if (dt0 === undefined) dt0 = $q92;
-  else if (dt0 !== $q92) $fail($q0, K1 + $q164 + dt0 + $q165);
-  if (dt1 === undefined) dt1 = $q166;
-  else if (dt1 !== $q166) $fail($q0, K1 + ": M = " + dt1 + $q167);
-  $num(g0, false, K1, $q258);
-  $num(g1, false, K1, $q161);
-  $num(g2, false, K1, $q162);
-  $num(g3, false, K1, $q259);
-  $num(g4, false, K1, $q145);
-  $num(g5, false, K1, $q260);
+  if (dt0 === undefined) dt0 = $q94;
+  else if (dt0 !== $q94) $fail($q0, K1 + $q166 + $name(dt0) + $q167);
+  if (dt1 === undefined) dt1 = $q168;
+  else if (dt1 !== $q168) $fail($q0, K1 + ": M = " + $name(dt1) + $q169);
+  $num(g0, false, K1, $q260);
+  $num(g1, false, K1, $q163);
+  $num(g2, false, K1, $q164);
+  $num(g3, false, K1, $q261);
+  $num(g4, false, K1, $q147);
+  $num(g5, false, K1, $q262);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q261);
-  if (a1 === undefined) $fail($q0, K1 + $q168);
-  if (a2 === undefined) $fail($q0, K1 + $q169);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q261);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q263);
+  if (a1 === undefined) $fail($q0, K1 + $q170);
+  if (a2 === undefined) $fail($q0, K1 + $q171);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q263);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q92 && dt1 === $q166) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
-  return $fail($q157, K1 + $q170 + "T=" + dt0 + ", " + "M=" + dt1 + $q171);
+  if (dt0 === $q94 && dt1 === $q168) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q159, K1 + $q172 + "T=" + dt0 + ", " + "M=" + dt1 + $q173);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

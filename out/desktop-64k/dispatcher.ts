@@ -26,254 +26,256 @@ const $q19 = "the axis is not an integer";
 const $q20 = ": tensor \u0060";
 const $q21 = "\u0060 is absent in this call";
 const $q22 = "in \u0060";
-const $q23 = "error: ";
-const $q24 = "eval";
-const $q25 = " failed: ";
-const $q26 = "dim(shapes.";
-const $q27 = " bytes, more than ";
-const $q28 = "missing_shader";
-const $q29 = ": uniform field \u0060";
-const $q30 = "uniform";
-const $q31 = "input";
-const $q32 = "output";
-const $q33 = "scratch";
-const $q34 = "main";
-const $q35 = "PagedAttention";
-const $q36 = "attrs.kv_num_heads";
-const $q37 = "attrs.num_heads";
-const $q38 = "dim(shapes.keyCacheT, 1)";
-const $q39 = "dim(shapes.keyCacheT, 3)";
-const $q40 = "present.keyT";
-const $q41 = "present.slotMappingT";
-const $q42 = ": no shader was built for pass `scatter` with ";
-const $q43 = "fc2ba31f0cee9f6e";
-const $q44 = "a6386222447f9a17";
-const $q45 = "b0b746493fb72fa1";
-const $q46 = "054a49048bc5dd88";
-const $q47 = "764cc22b0514b3cf";
-const $q48 = ": no shader was built for pass `split_attention` with ";
-const $q49 = ": no shader was built for pass `merge` with ";
-const $q50 = "maxStorageBufferBindingSize";
-const $q51 = "key";
-const $q52 = "keyT";
-const $q53 = "value";
-const $q54 = "valueT";
-const $q55 = "key_cache";
-const $q56 = "keyCacheT";
-const $q57 = "value_cache";
-const $q58 = "valueCacheT";
-const $q59 = "cumulative_sequence_length";
-const $q60 = "cumulativeSequenceLengthT";
-const $q61 = "past_seqlens";
-const $q62 = "pastSeqlensT";
-const $q63 = "block_table";
-const $q64 = "blockTableT";
-const $q65 = "params";
-const $q66 = "uniform field `params.batchSize`";
-const $q67 = "uniform field `params.scatterCount`";
-const $q68 = "dispatch x";
-const $q69 = "dispatch y";
-const $q70 = ": pass `scatter`";
-const $q71 = "query";
-const $q72 = "queryT";
-const $q73 = "partial_out";
-const $q74 = "partialOut";
-const $q75 = "partial_stats";
-const $q76 = "partialStats";
-const $q77 = "uniform field `params.scale`";
-const $q78 = "dispatch z";
-const $q79 = ": pass `split_attention`";
-const $q80 = "outputT";
-const $q81 = ": pass `merge`";
-const $q82 = "the shape of intermediate `partialOut`";
-const $q83 = "the shape of intermediate `partialStats`";
-const $q84 = "slot_mapping";
-const $q85 = "slotMappingT";
-const $q86 = "526634345db778fe";
-const $q87 = "c4c2543c2cc485dc";
-const $q88 = "6e8201cb3cbc9886";
-const $q89 = "cf18383fadd31101";
-const $q90 = "237e33874ebde858";
-const $q91 = ": no shader was built for pass `main` with ";
-const $q92 = ": pass `main`";
-const $q93 = "headLayoutOk";
-const $q94 = "batchSize";
-const $q95 = "qHidden";
-const $q96 = "ranks.slotMappingT";
-const $q97 = "slotShapeOk";
-const $q98 = "kvHidden";
-const $q99 = "ranks.keyT";
-const $q100 = "ranks.valueT";
-const $q101 = "tensorDtypes.keyT";
-const $q102 = "float16";
-const $q103 = "tensorDtypes.valueT";
-const $q104 = "separateKv";
-const $q105 = "packedStride";
-const $q106 = "shapes.valueCacheT";
-const $q107 = "shapes.keyCacheT";
-const $q108 = "headSize";
-const $q109 = "\"float16\"";
-const $q110 = "tensorDtypes.queryT";
-const $q111 = "attrs.num_heads % attrs.kv_num_heads";
-const $q112 = "maxBlocks";
-const $q113 = "dim(shapes.outputT, 0)";
-const $q114 = "tokenCount";
-const $q115 = "dim(shapes.outputT, 1)";
-const $q116 = "`true` is false";
-const $q117 = "`present.slotMappingT` is false";
-const $q118 = "packedKv";
-const $q119 = "cacheShapeOk";
-const $q120 = "ioShapeOk";
-const $q121 = "qkvLayoutOk";
-const $q122 = "pagedContractOk";
-const $q123 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
-const $q124 = "65535";
-const $q125 = "device.limits.maxComputeInvocationsPerWorkgroup";
-const $q126 = "1024";
-const $q127 = "dispatchFits";
-const $q128 = "numSplits";
-const $q129 = "headVec";
-const $q130 = "pagedSplitScratchBytes";
-const $q131 = "pagedSplitStatsBytes";
-const $q132 = "pagedSplitWg";
-const $q133 = "pagedSplitFits";
-const $q134 = "cacheVec4Ok";
-const $q135 = "device.limits.maxStorageBufferBindingSize";
-const $q136 = "1073741824";
-const $q137 = "device.limits.maxBufferSize";
-const $q138 = "device.limits.maxComputeWorkgroupSizeX";
-const $q139 = "pagedMergeWg";
-const $q140 = "device.limits.maxComputeWorkgroupStorageSize";
-const $q141 = "65536";
-const $q142 = "qPerKv";
-const $q143 = "pagedSplitStorageBytes";
-const $q144 = "pagedSplitStorageFits";
-const $q145 = "`present.keyT` is false";
-const $q146 = "`present.valueT` is false";
-const $q147 = "dim(shapes.keyT, 0)";
-const $q148 = "dim(shapes.keyT, 1)";
-const $q149 = "dim(shapes.queryT, 1)";
-const $q150 = "params.batchSize";
-const $q151 = "params.scatterCount";
-const $q152 = "scatter";
-const $q153 = "PagedAttention.ScatterKV";
-const $q154 = "scale";
-const $q155 = "params.scale";
-const $q156 = "merge";
-const $q157 = "intermediate `partialOut`";
-const $q158 = "intermediate `partialStats`";
-const $q159 = "present.valueT";
-const $q160 = "pagedAttnWg";
-const $q161 = "pagedAttnStorageBytes";
-const $q162 = "pagedAttnStorageFits";
-const $q163 = "outputStoreOk";
-const $q164 = "the shape of output `outputT`";
-const $q165 = "contract";
-const $q166 = "no_variant";
-const $q167 = ": unknown input `";
-const $q168 = ": unknown output `";
-const $q169 = "is_causal";
-const $q170 = "kv_num_heads";
-const $q171 = "num_heads";
-const $q172 = ": unknown attribute `";
-const $q173 = ": T = ";
-const $q174 = " is not allowed; allowed: float16";
-const $q175 = "int32";
-const $q176 = " is not allowed; allowed: int32";
-const $q177 = ": attribute `kv_num_heads` is required";
-const $q178 = ": attribute `num_heads` is required";
-const $q179 = ": nothing was built for ";
-const $q180 = " on profile desktop-64k";
-const $q181 = "SparseAttention";
-const $q182 = ": pass `append`";
-const $q183 = "attrs.do_rotary";
-const $q184 = "attrs.rotary_interleaved";
-const $q185 = "dim(shapes.cosCacheT, 1)";
-const $q186 = "dim(shapes.pastKeyT, 3)";
-const $q187 = "present.cosCacheT";
-const $q188 = ": pass `rotate_q`";
-const $q189 = "attrs.sparse_block_size";
-const $q190 = "7612c61478d6ec5d";
-const $q191 = ": no shader was built for pass `split_attend` with ";
-const $q192 = "present_key";
-const $q193 = "pastKeyT";
-const $q194 = "present_value";
-const $q195 = "pastValueT";
-const $q196 = "total_sequence_length";
-const $q197 = "totalSequenceLengthT";
-const $q198 = "key_total_sequence_lengths";
-const $q199 = "keyTotalSequenceLengthsT";
-const $q200 = "cos_cache";
-const $q201 = "cosCacheT";
-const $q202 = "sin_cache";
-const $q203 = "sinCacheT";
-const $q204 = "rotatedQuery";
-const $q205 = "block_row_indices";
-const $q206 = "blockRowIndicesT";
-const $q207 = "block_col_indices";
-const $q208 = "blockColIndicesT";
-const $q209 = "partial";
-const $q210 = "uniform field `params.rowStride`";
-const $q211 = ": pass `split_attend`";
-const $q212 = "the shape of intermediate `rotatedQuery`";
-const $q213 = "the shape of intermediate `partial`";
-const $q214 = "ba9e4aec742c0296";
-const $q215 = ": no shader was built for pass `attend` with ";
-const $q216 = ": pass `attend`";
-const $q217 = "layoutShapeOk";
-const $q218 = "rotaryHalf";
-const $q219 = "rotaryDim";
-const $q220 = "ranks.cosCacheT";
-const $q221 = "ranks.sinCacheT";
-const $q222 = "shapes.sinCacheT";
-const $q223 = "shapes.cosCacheT";
-const $q224 = "tensorDtypes.cosCacheT";
-const $q225 = "tensorDtypes.sinCacheT";
-const $q226 = "rotaryOk";
-const $q227 = "indexFits";
-const $q228 = "shapes.keyT";
-const $q229 = "shapes.valueT";
-const $q230 = "numLayout";
-const $q231 = "usesRotary";
-const $q232 = "seqLen";
-const $q233 = "shapes.pastValueT";
-const $q234 = "shapes.pastKeyT";
-const $q235 = "maxNnz";
-const $q236 = "sparseContractOk";
-const $q237 = "attnWorkgroupSize";
-const $q238 = "bindingsFit";
-const $q239 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q240 = "dim(shapes.queryT, 2)";
-const $q241 = "attnStorageBytes";
-const $q242 = "attnStorageFits";
-const $q243 = "sparsePartialBytes";
-const $q244 = "sparseSplitFits";
-const $q245 = "sparseMergeWg";
-const $q246 = "params.seqLen";
-const $q247 = "append";
-const $q248 = "SparseAttention.AppendKV";
-const $q249 = "params.numLayout";
-const $q250 = "params.rowStride";
-const $q251 = "params.colStride";
-const $q252 = "params.maxCacheSeq";
-const $q253 = "split_attend";
-const $q254 = "SparseAttention.AttendSplitK";
-const $q255 = "f3b6bcb152a98daf";
-const $q256 = ": no shader was built for pass `append` with ";
-const $q257 = "e2e85934a2ff68b0";
-const $q258 = ": no shader was built for pass `rotate_q` with ";
-const $q259 = "intermediate `rotatedQuery`";
-const $q260 = "intermediate `partial`";
-const $q261 = "bc01ce6d834927ab";
-const $q262 = "91fde7608723e714";
-const $q263 = "6a660dd43e311763";
-const $q264 = "a60119a93ef25db6";
-const $q265 = "attend";
-const $q266 = "SparseAttention.Attend";
-const $q267 = "do_rotary";
-const $q268 = "rotary_interleaved";
-const $q269 = "sparse_block_size";
-const $q270 = "; allowed values: 0, 1";
+const $q23 = "\u2026 (";
+const $q24 = " characters)";
+const $q25 = "error: ";
+const $q26 = "eval";
+const $q27 = " failed: ";
+const $q28 = "dim(shapes.";
+const $q29 = " bytes, more than ";
+const $q30 = "missing_shader";
+const $q31 = ": uniform field \u0060";
+const $q32 = "uniform";
+const $q33 = "input";
+const $q34 = "output";
+const $q35 = "scratch";
+const $q36 = "main";
+const $q37 = "PagedAttention";
+const $q38 = "attrs.kv_num_heads";
+const $q39 = "attrs.num_heads";
+const $q40 = "dim(shapes.keyCacheT, 1)";
+const $q41 = "dim(shapes.keyCacheT, 3)";
+const $q42 = "present.keyT";
+const $q43 = "present.slotMappingT";
+const $q44 = ": no shader was built for pass `scatter` with ";
+const $q45 = "fc2ba31f0cee9f6e";
+const $q46 = "a6386222447f9a17";
+const $q47 = "b0b746493fb72fa1";
+const $q48 = "054a49048bc5dd88";
+const $q49 = "764cc22b0514b3cf";
+const $q50 = ": no shader was built for pass `split_attention` with ";
+const $q51 = ": no shader was built for pass `merge` with ";
+const $q52 = "maxStorageBufferBindingSize";
+const $q53 = "key";
+const $q54 = "keyT";
+const $q55 = "value";
+const $q56 = "valueT";
+const $q57 = "key_cache";
+const $q58 = "keyCacheT";
+const $q59 = "value_cache";
+const $q60 = "valueCacheT";
+const $q61 = "cumulative_sequence_length";
+const $q62 = "cumulativeSequenceLengthT";
+const $q63 = "past_seqlens";
+const $q64 = "pastSeqlensT";
+const $q65 = "block_table";
+const $q66 = "blockTableT";
+const $q67 = "params";
+const $q68 = "uniform field `params.batchSize`";
+const $q69 = "uniform field `params.scatterCount`";
+const $q70 = "dispatch x";
+const $q71 = "dispatch y";
+const $q72 = ": pass `scatter`";
+const $q73 = "query";
+const $q74 = "queryT";
+const $q75 = "partial_out";
+const $q76 = "partialOut";
+const $q77 = "partial_stats";
+const $q78 = "partialStats";
+const $q79 = "uniform field `params.scale`";
+const $q80 = "dispatch z";
+const $q81 = ": pass `split_attention`";
+const $q82 = "outputT";
+const $q83 = ": pass `merge`";
+const $q84 = "the shape of intermediate `partialOut`";
+const $q85 = "the shape of intermediate `partialStats`";
+const $q86 = "slot_mapping";
+const $q87 = "slotMappingT";
+const $q88 = "526634345db778fe";
+const $q89 = "c4c2543c2cc485dc";
+const $q90 = "6e8201cb3cbc9886";
+const $q91 = "cf18383fadd31101";
+const $q92 = "237e33874ebde858";
+const $q93 = ": no shader was built for pass `main` with ";
+const $q94 = ": pass `main`";
+const $q95 = "headLayoutOk";
+const $q96 = "batchSize";
+const $q97 = "qHidden";
+const $q98 = "ranks.slotMappingT";
+const $q99 = "slotShapeOk";
+const $q100 = "kvHidden";
+const $q101 = "ranks.keyT";
+const $q102 = "ranks.valueT";
+const $q103 = "tensorDtypes.keyT";
+const $q104 = "float16";
+const $q105 = "tensorDtypes.valueT";
+const $q106 = "separateKv";
+const $q107 = "packedStride";
+const $q108 = "shapes.valueCacheT";
+const $q109 = "shapes.keyCacheT";
+const $q110 = "headSize";
+const $q111 = "\"float16\"";
+const $q112 = "tensorDtypes.queryT";
+const $q113 = "attrs.num_heads % attrs.kv_num_heads";
+const $q114 = "maxBlocks";
+const $q115 = "dim(shapes.outputT, 0)";
+const $q116 = "tokenCount";
+const $q117 = "dim(shapes.outputT, 1)";
+const $q118 = "`true` is false";
+const $q119 = "`present.slotMappingT` is false";
+const $q120 = "packedKv";
+const $q121 = "cacheShapeOk";
+const $q122 = "ioShapeOk";
+const $q123 = "qkvLayoutOk";
+const $q124 = "pagedContractOk";
+const $q125 = "min(device.limits.maxComputeWorkgroupsPerDimension, 65535)";
+const $q126 = "65535";
+const $q127 = "device.limits.maxComputeInvocationsPerWorkgroup";
+const $q128 = "1024";
+const $q129 = "dispatchFits";
+const $q130 = "numSplits";
+const $q131 = "headVec";
+const $q132 = "pagedSplitScratchBytes";
+const $q133 = "pagedSplitStatsBytes";
+const $q134 = "pagedSplitWg";
+const $q135 = "pagedSplitFits";
+const $q136 = "cacheVec4Ok";
+const $q137 = "device.limits.maxStorageBufferBindingSize";
+const $q138 = "1073741824";
+const $q139 = "device.limits.maxBufferSize";
+const $q140 = "device.limits.maxComputeWorkgroupSizeX";
+const $q141 = "pagedMergeWg";
+const $q142 = "device.limits.maxComputeWorkgroupStorageSize";
+const $q143 = "65536";
+const $q144 = "qPerKv";
+const $q145 = "pagedSplitStorageBytes";
+const $q146 = "pagedSplitStorageFits";
+const $q147 = "`present.keyT` is false";
+const $q148 = "`present.valueT` is false";
+const $q149 = "dim(shapes.keyT, 0)";
+const $q150 = "dim(shapes.keyT, 1)";
+const $q151 = "dim(shapes.queryT, 1)";
+const $q152 = "params.batchSize";
+const $q153 = "params.scatterCount";
+const $q154 = "scatter";
+const $q155 = "PagedAttention.ScatterKV";
+const $q156 = "scale";
+const $q157 = "params.scale";
+const $q158 = "merge";
+const $q159 = "intermediate `partialOut`";
+const $q160 = "intermediate `partialStats`";
+const $q161 = "present.valueT";
+const $q162 = "pagedAttnWg";
+const $q163 = "pagedAttnStorageBytes";
+const $q164 = "pagedAttnStorageFits";
+const $q165 = "outputStoreOk";
+const $q166 = "the shape of output `outputT`";
+const $q167 = "contract";
+const $q168 = "no_variant";
+const $q169 = ": unknown input `";
+const $q170 = ": unknown output `";
+const $q171 = "is_causal";
+const $q172 = "kv_num_heads";
+const $q173 = "num_heads";
+const $q174 = ": unknown attribute `";
+const $q175 = ": T = ";
+const $q176 = " is not allowed; allowed: float16";
+const $q177 = "int32";
+const $q178 = " is not allowed; allowed: int32";
+const $q179 = ": attribute `kv_num_heads` is required";
+const $q180 = ": attribute `num_heads` is required";
+const $q181 = ": nothing was built for ";
+const $q182 = " on profile desktop-64k";
+const $q183 = "SparseAttention";
+const $q184 = ": pass `append`";
+const $q185 = "attrs.do_rotary";
+const $q186 = "attrs.rotary_interleaved";
+const $q187 = "dim(shapes.cosCacheT, 1)";
+const $q188 = "dim(shapes.pastKeyT, 3)";
+const $q189 = "present.cosCacheT";
+const $q190 = ": pass `rotate_q`";
+const $q191 = "attrs.sparse_block_size";
+const $q192 = "7612c61478d6ec5d";
+const $q193 = ": no shader was built for pass `split_attend` with ";
+const $q194 = "present_key";
+const $q195 = "pastKeyT";
+const $q196 = "present_value";
+const $q197 = "pastValueT";
+const $q198 = "total_sequence_length";
+const $q199 = "totalSequenceLengthT";
+const $q200 = "key_total_sequence_lengths";
+const $q201 = "keyTotalSequenceLengthsT";
+const $q202 = "cos_cache";
+const $q203 = "cosCacheT";
+const $q204 = "sin_cache";
+const $q205 = "sinCacheT";
+const $q206 = "rotatedQuery";
+const $q207 = "block_row_indices";
+const $q208 = "blockRowIndicesT";
+const $q209 = "block_col_indices";
+const $q210 = "blockColIndicesT";
+const $q211 = "partial";
+const $q212 = "uniform field `params.rowStride`";
+const $q213 = ": pass `split_attend`";
+const $q214 = "the shape of intermediate `rotatedQuery`";
+const $q215 = "the shape of intermediate `partial`";
+const $q216 = "ba9e4aec742c0296";
+const $q217 = ": no shader was built for pass `attend` with ";
+const $q218 = ": pass `attend`";
+const $q219 = "layoutShapeOk";
+const $q220 = "rotaryHalf";
+const $q221 = "rotaryDim";
+const $q222 = "ranks.cosCacheT";
+const $q223 = "ranks.sinCacheT";
+const $q224 = "shapes.sinCacheT";
+const $q225 = "shapes.cosCacheT";
+const $q226 = "tensorDtypes.cosCacheT";
+const $q227 = "tensorDtypes.sinCacheT";
+const $q228 = "rotaryOk";
+const $q229 = "indexFits";
+const $q230 = "shapes.keyT";
+const $q231 = "shapes.valueT";
+const $q232 = "numLayout";
+const $q233 = "usesRotary";
+const $q234 = "seqLen";
+const $q235 = "shapes.pastValueT";
+const $q236 = "shapes.pastKeyT";
+const $q237 = "maxNnz";
+const $q238 = "sparseContractOk";
+const $q239 = "attnWorkgroupSize";
+const $q240 = "bindingsFit";
+const $q241 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q242 = "dim(shapes.queryT, 2)";
+const $q243 = "attnStorageBytes";
+const $q244 = "attnStorageFits";
+const $q245 = "sparsePartialBytes";
+const $q246 = "sparseSplitFits";
+const $q247 = "sparseMergeWg";
+const $q248 = "params.seqLen";
+const $q249 = "append";
+const $q250 = "SparseAttention.AppendKV";
+const $q251 = "params.numLayout";
+const $q252 = "params.rowStride";
+const $q253 = "params.colStride";
+const $q254 = "params.maxCacheSeq";
+const $q255 = "split_attend";
+const $q256 = "SparseAttention.AttendSplitK";
+const $q257 = "f3b6bcb152a98daf";
+const $q258 = ": no shader was built for pass `append` with ";
+const $q259 = "e2e85934a2ff68b0";
+const $q260 = ": no shader was built for pass `rotate_q` with ";
+const $q261 = "intermediate `rotatedQuery`";
+const $q262 = "intermediate `partial`";
+const $q263 = "bc01ce6d834927ab";
+const $q264 = "91fde7608723e714";
+const $q265 = "6a660dd43e311763";
+const $q266 = "a60119a93ef25db6";
+const $q267 = "attend";
+const $q268 = "SparseAttention.Attend";
+const $q269 = "do_rotary";
+const $q270 = "rotary_interleaved";
+const $q271 = "sparse_block_size";
+const $q272 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -438,7 +440,7 @@ function $missing(kernel: string, what: string, id: string): never {
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel: string, what: string, id: string, dtype: string, by: string, param: string, prev: string): never {
-  return $badTensor(kernel, what, id, $q9 + dtype + ", but \u0060" + by + "\u0060 makes " + param + $q12 + prev);
+  return $badTensor(kernel, what, id, $q9 + $name(dtype) + ", but \u0060" + by + "\u0060 makes " + param + $q12 + $name(prev));
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel: string, what: string, id: string, rank: number, got: number): never {
@@ -560,7 +562,7 @@ function $wrap(e: unknown, name: string): unknown {
  * levels are cut, so a hostile value gives a short message, never a stack overflow.
  */
 function $show(v: unknown, d: number = 0): string {
-  if (typeof v === "string") return v.length > 256 ? JSON.stringify(v.slice(0, 256)) + "\u2026 (" + v.length + " characters)" : JSON.stringify(v);
+  if (typeof v === "string") return v.length > 256 ? JSON.stringify(v.slice(0, 256)) + $q23 + v.length + $q24 : JSON.stringify(v);
   if (Array.isArray(v)) {
     if (d >= 8) return "[\u2026]";
     const n = v.length < 64 ? v.length : 64;
@@ -571,6 +573,10 @@ function $show(v: unknown, d: number = 0): string {
   if (typeof v === "object" && v !== null) return "(object)";
   if (typeof v === "function") return "(function)";
   return String(v);
+}
+/** A name or dtype string a call gives, as messages show it: cut past 256 characters (call-snapshot.ts's showCallName). */
+function $name(s: string): string {
+  return s.length > 256 ? s.slice(0, 256) + $q23 + s.length + $q24 : s;
 }
 function $try(f: () => unknown): unknown {
   try {
@@ -594,7 +600,7 @@ function $and(parts: readonly (() => unknown)[]): string {
   return parts[i < parts.length - 1 ? i + 1 : i]!() as string;
 }
 function $showT(v: unknown): string {
-  return v instanceof EvalFailure ? $q23 + v.message : $show(v);
+  return v instanceof EvalFailure ? $q25 + v.message : $show(v);
 }
 /** An operand's value as an explanation shows it: its value, or "error: …" when it fails to evaluate. */
 function $sv(f: () => unknown): string {
@@ -625,7 +631,7 @@ function $fail(kind: CallErrorKind, message: string): never {
   throw new KernelCallError(kind, message);
 }
 function $evalFail(e: unknown, prefix: string, what: string): never {
-  if (e instanceof EvalFailure) $fail($q24, prefix + ": " + what + $q25 + e.message);
+  if (e instanceof EvalFailure) $fail($q26, prefix + ": " + what + $q27 + e.message);
   throw e;
 }
 function $unheld(e: unknown): false {
@@ -646,10 +652,10 @@ function $condWhy(f: () => unknown, text: string, why: () => string): string {
   return why();
 }
 function $dimT(t: TensorDesc | null, ax: number, id: string): number {
-  if (t === null) $err($q26 + id + ", " + ax + "): tensor \u0060" + id + $q21);
+  if (t === null) $err($q28 + id + ", " + ax + "): tensor \u0060" + id + $q21);
   const shape = t.shape;
   const rank = shape.length;
-  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q26 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
+  if (!$isInt(ax) || ax < -rank || ax >= rank) $err($q28 + id + ", " + ax + $q17 + ($isInt(ax) ? $q18 + rank : $q19));
   return shape[ax < 0 ? ax + rank : ax]!;
 }
 function $product(shape: readonly number[]): number {
@@ -662,12 +668,12 @@ function $round4(n: number): number {
 }
 /** A dimension of an intermediate's shape, or an eval error when it is not a non-negative integer. */
 function $sdim(d: unknown, prefix: string, id: string): number {
-  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q24, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
+  if (!(Number.isSafeInteger(d) && (d as number) >= 0)) $fail($q26, prefix + ": the shape of intermediate \u0060" + id + "\u0060 has the dimension " + $show(d) + $q8);
   return d as number;
 }
 /** A binding's or scratch buffer's byte size, or an eval error when it exceeds the profile's binding limit (or 2^53). */
 function $fits(size: number, max: number, limit: string, prefix: string, what: string): number {
-  if (!(size <= max)) $fail($q24, prefix + ": " + what + " needs " + size + $q27 + limit + " (" + max + ")");
+  if (!(size <= max)) $fail($q26, prefix + ": " + what + " needs " + size + $q29 + limit + " (" + max + ")");
   return size;
 }
 /** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
@@ -676,7 +682,7 @@ function $outShape(v: unknown, rank: number, kernel: string, id: string): readon
   let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
   if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q24, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
+  if (!ok) $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
   return v as readonly number[];
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
@@ -687,20 +693,20 @@ function $badOutput(kernel: string, id: string, given: readonly number[], want: 
 function $noShader(head: string, names: readonly string[], vals: readonly unknown[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + $show(vals[i]);
-  return $fail($q28, head + s + tail);
+  return $fail($q30, head + s + tail);
 }
 /** Fails for a pass whose shader key matches no built shader, given the key's values as shown. */
 function $noShown(head: string, names: readonly string[], shown: readonly string[], tail: string): never {
   let s = "";
   for (let i = 0; i < names.length; i++) s += (i ? ", " : "") + names[i] + "=" + shown[i];
-  return $fail($q28, head + s + tail);
+  return $fail($q30, head + s + tail);
 }
 const F32 = new Float32Array(1);
 const F32_BITS = new Uint32Array(F32.buffer);
 /** A u32 uniform field's word, or fails when the value is outside 0..2^32-1. */
 function $u32(v: unknown, prefix: string, field: string): number {
   const n = v as number;
-  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q24, prefix + $q29 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
+  if (!$isInt(n) || n < 0 || n > 4294967295) $fail($q26, prefix + $q31 + field + "\u0060 (u32) is " + $show(n) + ($isInt(n) ? ", outside" : ", not an integer in") + " 0..4294967295");
   return n;
 }
 /**
@@ -711,19 +717,19 @@ function $u32(v: unknown, prefix: string, field: string): number {
 function $f32(v: unknown, prefix: string, field: string): number {
   F32[0] = v as number;
   const w = F32_BITS[0]!;
-  if ((w & 0x7f800000) === 0x7f800000) $fail($q24, prefix + $q29 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
+  if ((w & 0x7f800000) === 0x7f800000) $fail($q26, prefix + $q31 + field + "\u0060 (f32) is " + $show(v) + "; it must be a finite number of magnitude below 3.4028235677973366e+38 (larger ones round to Infinity in f32)");
   return w;
 }
 /** A workgroup count, or an eval error when it is not an integer in 0..max. */
 function $wg(n: unknown, max: number, prefix: string, axis: string): number {
   if (!(typeof n === "number" && $isInt(n) && n >= 0 && n <= max)) {
-    $fail($q24, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
+    $fail($q26, prefix + ": dispatch " + axis + " is " + $show(n) + ", outside 0.." + max + " (maxComputeWorkgroupsPerDimension)");
   }
   return n;
 }
 /** Buffer types and binding kinds by the code a pass's layout gives ($bl): BT[code % 3], BK[code / 3]. */
-const BT = ["storage", "read-only-storage", $q30] as const;
-const BK = [$q31, $q32, $q33, $q30] as const;
+const BT = ["storage", "read-only-storage", $q32] as const;
+const BK = [$q33, $q34, $q35, $q32] as const;
 /**
  * A pass's binding list, made once when the module loads from its layout (per binding, in binding
  * order: its WGSL name, a code of its buffer type and kind, and its tensor or scratch id, 0 for a
@@ -735,14 +741,14 @@ function $bl(layout: readonly (string | number)[]): readonly BindingPlan[] {
     const c = layout[i + 1] as number;
     const kind = BK[(c / 3) | 0]!;
     const b: Record<string, unknown> = { binding: i / 3, name: layout[i], type: BT[c % 3], kind };
-    if (c < 9) b[kind === $q33 ? kind : "tensor"] = layout[i + 2];
+    if (c < 9) b[kind === $q35 ? kind : "tensor"] = layout[i + 2];
     out.push(Object.freeze(b) as BindingPlan);
   }
   return Object.freeze(out);
 }
 /** One compute pass of a plan (entry point main): its shared binding list, this call's resources (one per binding) and workgroup counts. */
 function $pass(id: string, name: string, shader: string, bindings: readonly BindingPlan[], resources: BindingResource[], x: number, y: number, z: number): PassPlan {
-  return { id, name, shader, entryPoint: $q34, bindings, resources, x, y, z };
+  return { id, name, shader, entryPoint: $q36, bindings, resources, x, y, z };
 }
 /** A plan (one call of this helper per variant's plan function is shorter minified than the object literal). */
 function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scratch: Readonly<Record<string, number>>, outputShapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -752,14 +758,14 @@ function $plan(kernel: string, variant: string, passes: readonly PassPlan[], scr
 const $none = Object.freeze({});
 /** Fails for a binding whose optional tensor the call omits. */
 function $omitted(prefix: string, binding: string, id: string): never {
-  return $fail($q24, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
+  return $fail($q26, prefix + ": binding \u0060" + binding + "\u0060 needs tensor \u0060" + id + "\u0060, which the call omits");
 }
 /**
  * The catch of a plan method: an evaluation failure while stage st (st > 0) ran becomes an "eval"
  * error naming it (stages holds a prefix and a description per stage, from stage 1); anything else is rethrown.
  */
 function $evalAt(e: unknown, stages: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q24, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q25 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q26, stages[2 * st - 2] + ": " + stages[2 * st - 1] + $q27 + e.message);
   throw e;
 }
 /**
@@ -767,7 +773,7 @@ function $evalAt(e: unknown, stages: readonly string[], st: number): never {
  * error naming the pass (prefix) and what was evaluated (whats[st - 1]); anything else is rethrown.
  */
 function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: number): never {
-  if (st > 0 && e instanceof EvalFailure) $fail($q24, prefix + ": " + whats[st - 1] + $q25 + e.message);
+  if (st > 0 && e instanceof EvalFailure) $fail($q26, prefix + ": " + whats[st - 1] + $q27 + e.message);
   throw e;
 }
 /**
@@ -777,7 +783,7 @@ function $evalIn(e: unknown, prefix: string, whats: readonly string[], st: numbe
  */
 function $buf(t: TensorSnap, id: string, bytes: number, lim: readonly [number, string, string]): number {
   const size = $round4(t.n * bytes);
-  if (!(size <= lim[0])) $fail($q24, lim[2] + $q20 + id + "\u0060 needs " + size + $q27 + lim[1] + " (" + lim[0] + ")");
+  if (!(size <= lim[0])) $fail($q26, lim[2] + $q20 + id + "\u0060 needs " + size + $q29 + lim[1] + " (" + lim[0] + ")");
   return size;
 }
 
@@ -810,7 +816,7 @@ export interface PagedAttentionCall {
   };
 }
 
-const K0 = $q35;
+const K0 = $q37;
 const K0A0V0: readonly string[] = ["sameShape(", ", ", ")"];
 const K0A0V1: readonly string[] = ["", " == ", ""];
 const K0A0V2: readonly string[] = ["", " > 0"];
@@ -824,81 +830,81 @@ const K0A0V9: readonly string[] = ["", " >= 2"];
 const K0A0V10: readonly string[] = ["", " == 2"];
 const K0A0V11: readonly string[] = ["not ", ""];
 const K0A0S0 = "PagedAttention: variant `separate_derived_splitk`";
-const K0A0V12: readonly string[] = [$q36, $q37, $q38, $q39, $q40, $q41];
+const K0A0V12: readonly string[] = [$q38, $q39, $q40, $q41, $q42, $q43];
 const K0A0S1 = " on profile desktop-64k; add an instance with these values under instances.PagedAttention in kernelc.config.json and rebuild";
 function K0A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "bf1576d7cbf3cdf0" : a0 === 8 ? "05fef7fd7f57fa66" : null) : a3 === 96 ? (a0 === 32 ? "2324de9d1fead5b2" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "7996b82c65cfbd3a" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "ef15dc80017163e5" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "2d3a019ff3774dd6" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V13: readonly string[] = [$q36, $q37, $q38, $q39, $q40];
+const K0A0V13: readonly string[] = [$q38, $q39, $q40, $q41, $q42];
 function K0A0T1(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q45 : a0 === 8 ? $q46 : null) : a3 === 96 ? (a0 === 32 ? "eb3ee41b2767905c" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q47 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q48 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q49 : null) : null) : null) : null) : null) ?? $noShader(vp + $q50, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V14: readonly string[] = [$q37, $q39];
+const K0A0V14: readonly string[] = [$q39, $q41];
 function K0A0T2(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q49, K0A0V14, [a0, a1], K0A0S1);
+  return (a0 === 28 ? (a1 === 128 ? "6072d696d01c4de1" : null) : a0 === 32 ? (a1 === 128 ? "28620f3830a975e3" : a1 === 96 ? "c98f8905fac690f3" : null) : null) ?? $noShader(vp + $q51, K0A0V14, [a0, a1], K0A0S1);
 }
-const K0A0S2 = $q35;
-const K0A0V15: readonly [number, string, string] = [1073741824, $q50, K0A0S2];
-const K0A0V16: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
-const K0A0V17: readonly string[] = [$q66, $q67, $q68, $q69];
-const K0A0S3 = K0A0S0 + $q70;
-const K0A0V18: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q73, 6, $q74, $q75, 6, $q76, $q65, 11, 0]);
-const K0A0V19: readonly string[] = [$q66, $q77, $q78];
-const K0A0S4 = K0A0S0 + $q79;
-const K0A0V20: readonly BindingPlan[] = $bl([$q73, 7, $q74, $q75, 7, $q76, $q32, 3, $q80]);
-const K0A0S5 = K0A0S0 + $q81;
-const K0A0V21: readonly string[] = [K0A0S0, $q82, K0A0S0, $q83];
+const K0A0S2 = $q37;
+const K0A0V15: readonly [number, string, string] = [1073741824, $q52, K0A0S2];
+const K0A0V16: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q57, 0, $q58, $q59, 0, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 1, $q66, $q67, 11, 0]);
+const K0A0V17: readonly string[] = [$q68, $q69, $q70, $q71];
+const K0A0S3 = K0A0S0 + $q72;
+const K0A0V18: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 1, $q66, $q75, 6, $q76, $q77, 6, $q78, $q67, 11, 0]);
+const K0A0V19: readonly string[] = [$q68, $q79, $q80];
+const K0A0S4 = K0A0S0 + $q81;
+const K0A0V20: readonly BindingPlan[] = $bl([$q75, 7, $q76, $q77, 7, $q78, $q34, 3, $q82]);
+const K0A0S5 = K0A0S0 + $q83;
+const K0A0V21: readonly string[] = [K0A0S0, $q84, K0A0S0, $q85];
 const K0A0S6 = "PagedAttention: variant `separate_slot_splitk`";
 function K0A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === true ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "7132d77529db27a9" : a0 === 8 ? "002bf15eac0aa6fe" : null) : a3 === 96 ? (a0 === 32 ? "f43db9a6f42c159b" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "2d119e19ac5c5005" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "4200a09605ff344a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "7a9e0cb050d639ee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
-const K0A0V23: readonly string[] = [$q67, $q68, $q69];
-const K0A0S7 = K0A0S6 + $q70;
-const K0A0S8 = K0A0S6 + $q79;
-const K0A0S9 = K0A0S6 + $q81;
-const K0A0V24: readonly string[] = [K0A0S6, $q82, K0A0S6, $q83];
+const K0A0V22: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q57, 0, $q58, $q59, 0, $q60, $q86, 1, $q87, $q67, 11, 0]);
+const K0A0V23: readonly string[] = [$q69, $q70, $q71];
+const K0A0S7 = K0A0S6 + $q72;
+const K0A0S8 = K0A0S6 + $q81;
+const K0A0S9 = K0A0S6 + $q83;
+const K0A0V24: readonly string[] = [K0A0S6, $q84, K0A0S6, $q85];
 const K0A0S10 = "PagedAttention: variant `packed_derived_splitk`";
 function K0A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "806f07fce3015413" : a0 === 8 ? "44ff0e5342cb5e3c" : null) : a3 === 96 ? (a0 === 32 ? "072e793e83219b04" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "a85f0c2106393880" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "8c05d8a23ff661bf" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "6ace1a045d326791" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
 function K0A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q43 : a0 === 8 ? $q44 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q45 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q46 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q47 : null) : null) : null) : null) : null) ?? $noShader(vp + $q48, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q45 : a0 === 8 ? $q46 : null) : a3 === 96 ? (a0 === 32 ? "c65b311ee31dc3a9" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q47 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q48 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q49 : null) : null) : null) : null) : null) ?? $noShader(vp + $q50, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0V25: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 11, 0]);
-const K0A0S11 = K0A0S10 + $q70;
-const K0A0S12 = K0A0S10 + $q79;
-const K0A0S13 = K0A0S10 + $q81;
-const K0A0V26: readonly string[] = [K0A0S10, $q82, K0A0S10, $q83];
+const K0A0V25: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q57, 0, $q58, $q59, 0, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 1, $q66, $q67, 11, 0]);
+const K0A0S11 = K0A0S10 + $q72;
+const K0A0S12 = K0A0S10 + $q81;
+const K0A0S13 = K0A0S10 + $q83;
+const K0A0V26: readonly string[] = [K0A0S10, $q84, K0A0S10, $q85];
 const K0A0S14 = "PagedAttention: variant `packed_slot_splitk`";
 function K0A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q42, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
+  return (a4 === false ? (a5 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? "0b6af697e47fdb43" : a0 === 8 ? "06423c92e6b33a83" : null) : a3 === 96 ? (a0 === 32 ? "e02008993b00df9e" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? "618c4d1439bfa68f" : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? "3b82935f81400802" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? "42c85c80964e7b94" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q44, K0A0V12, [a0, a1, a2, a3, a4, a5], K0A0S1);
 }
-const K0A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 0, $q56, $q57, 0, $q58, $q84, 1, $q85, $q65, 11, 0]);
-const K0A0S15 = K0A0S14 + $q70;
-const K0A0S16 = K0A0S14 + $q79;
-const K0A0S17 = K0A0S14 + $q81;
-const K0A0V28: readonly string[] = [K0A0S14, $q82, K0A0S14, $q83];
+const K0A0V27: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q57, 0, $q58, $q59, 0, $q60, $q86, 1, $q87, $q67, 11, 0]);
+const K0A0S15 = K0A0S14 + $q72;
+const K0A0S16 = K0A0S14 + $q81;
+const K0A0S17 = K0A0S14 + $q83;
+const K0A0V28: readonly string[] = [K0A0S14, $q84, K0A0S14, $q85];
 const K0A0S18 = "PagedAttention: variant `separate_derived`";
 function K0A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === true ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q88 : a0 === 8 ? $q89 : null) : a3 === 96 ? (a0 === 32 ? "d43d4a0947e62a1a" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q90 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q91 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q92 : null) : null) : null) : null) : null) ?? $noShader(vp + $q93, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S19 = K0A0S18 + $q70;
-const K0A0V29: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q55, 1, $q56, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q32, 3, $q80, $q65, 11, 0]);
-const K0A0V30: readonly string[] = [$q66, $q77];
-const K0A0S20 = K0A0S18 + $q92;
+const K0A0S19 = K0A0S18 + $q72;
+const K0A0V29: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q57, 1, $q58, $q59, 1, $q60, $q61, 1, $q62, $q63, 1, $q64, $q65, 1, $q66, $q34, 3, $q82, $q67, 11, 0]);
+const K0A0V30: readonly string[] = [$q68, $q79];
+const K0A0S20 = K0A0S18 + $q94;
 const K0A0S21 = "PagedAttention: variant `separate_slot`";
-const K0A0S22 = K0A0S21 + $q70;
-const K0A0S23 = K0A0S21 + $q92;
+const K0A0S22 = K0A0S21 + $q72;
+const K0A0S23 = K0A0S21 + $q94;
 const K0A0S24 = "PagedAttention: variant `packed_derived`";
 function K0A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, vp: string): string {
-  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q86 : a0 === 8 ? $q87 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q88 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q89 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q90 : null) : null) : null) : null) : null) ?? $noShader(vp + $q91, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
+  return (a4 === false ? (a1 === 32 ? (a2 === 16 ? (a3 === 128 ? (a0 === 32 ? $q88 : a0 === 8 ? $q89 : null) : a3 === 96 ? (a0 === 32 ? "2dc6b4bfb4858791" : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 8 ? $q90 : null) : null) : null) : a1 === 28 ? (a2 === 16 ? (a3 === 128 ? (a0 === 4 ? $q91 : null) : null) : a2 === 32 ? (a3 === 128 ? (a0 === 4 ? $q92 : null) : null) : null) : null) : null) ?? $noShader(vp + $q93, K0A0V13, [a0, a1, a2, a3, a4], K0A0S1);
 }
-const K0A0S25 = K0A0S24 + $q70;
-const K0A0S26 = K0A0S24 + $q92;
+const K0A0S25 = K0A0S24 + $q72;
+const K0A0S26 = K0A0S24 + $q94;
 const K0A0S27 = "PagedAttention: variant `packed_slot`";
-const K0A0S28 = K0A0S27 + $q70;
-const K0A0S29 = K0A0S27 + $q92;
+const K0A0S28 = K0A0S27 + $q72;
+const K0A0S29 = K0A0S27 + $q94;
 
 interface K0A0 {
   readonly t0: TensorSnap | null;
@@ -968,7 +974,7 @@ function K0A0_d1(o: K0A0): boolean {
   try {
     return (o.m1 ??= ((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "batchSize": memo m2 */
@@ -976,7 +982,7 @@ function K0A0_d2(o: K0A0): number {
   try {
     return (o.m2 ??= $chk((o.s5[0] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q94);
+    throw $wrap(e, $q96);
   }
 }
 /** derive "scheduleShapeOk": memo m3 */
@@ -988,7 +994,7 @@ function K0A0_d4(o: K0A0): number {
   try {
     return (o.m4 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "ioShapeOk": memo m5 */
@@ -998,9 +1004,9 @@ function K0A0_d5(o: K0A0): boolean {
 /** derive "slotShapeOk": memo m6 */
 function K0A0_d6(o: K0A0): boolean {
   try {
-    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q85) === o.s0[0]) && ($need(o.t8, $q96, $q85).shape.length === 1)) : true));
+    return (o.m6 ??= ((o.t8 !== null) ? (($dimT(o.t8, (0 as number), $q87) === o.s0[0]) && ($need(o.t8, $q98, $q87).shape.length === 1)) : true));
   } catch (e) {
-    throw $wrap(e, $q97);
+    throw $wrap(e, $q99);
   }
 }
 /** derive "kvHidden": memo m7 */
@@ -1008,15 +1014,15 @@ function K0A0_d7(o: K0A0): number {
   try {
     return (o.m7 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q98);
+    throw $wrap(e, $q100);
   }
 }
 /** derive "separateKv": memo m8 */
 function K0A0_d8(o: K0A0): boolean {
   try {
-    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q99, $q52).shape.length === 2)) && ($need(o.t2, $q100, $q54).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q54) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q101, $q52).dtype === $q102)) && ($need(o.t2, $q103, $q54).dtype === $q102)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
+    return (o.m8 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q101, $q54).shape.length === 2)) && ($need(o.t2, $q102, $q56).shape.length === 2)) && ($dimT(o.t1, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t2, (0 as number), $q56) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q54) === (o.m7 ?? K0A0_d7(o)))) && ($dimT(o.t2, (1 as number), $q56) === (o.m7 ?? K0A0_d7(o)))) && ($need(o.t1, $q103, $q54).dtype === $q104)) && ($need(o.t2, $q105, $q56).dtype === $q104)) && (o.s0[1] === (o.m4 ?? K0A0_d4(o)))));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q106);
   }
 }
 /** derive "packedStride": memo m9 */
@@ -1024,7 +1030,7 @@ function K0A0_d9(o: K0A0): number {
   try {
     return (o.m9 ??= $addN((o.m4 ?? K0A0_d4(o)) as number, $mulN(2 as number, (o.m7 ?? K0A0_d7(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "packedKv": memo m10 */
@@ -1041,31 +1047,31 @@ function K0A0_d12(o: K0A0): boolean {
 }
 /** why "cacheShapeOk" is not true */
 function K0A0_x1(o: K0A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q106, () => o.s4, $q107, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q36, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q108, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q109, $q110, $q109])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q108, () => o.s4, $q109, () => o.s3]), () => (o.s3[2] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.keyCacheT, 2)", () => o.s3[2], $q38, () => o.a1]), () => ((o.s3[1] as number) > (0 as number)), () => $why(path, K0A0V2, ["blockSize", () => o.s3[1]]), () => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q110, () => o.s3[3]]), () => $why(path, K0A0V1, ["tensorDtypes.valueCacheT", $q111, $q112, $q111])]);
 }
 /** why "headLayoutOk" is not true */
 function K0A0_x2(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => $why(path, K0A0V3, [$q111, () => $modN((o.a2 as number), (o.a1 as number))])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => $why(path, K0A0V3, [$q113, () => $modN((o.a2 as number), (o.a1 as number))])]);
 }
 /** why "scheduleShapeOk" is not true */
 function K0A0_x3(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q94, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q94, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q94, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q112, () => o.s7[1]])]);
+  return $and([() => ((K0A0_d2(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q96, () => K0A0_d2(o)]), () => (o.s6[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.pastSeqlensT, 0)", () => o.s6[0], $q96, () => K0A0_d2(o)]), () => (o.s7[0] === K0A0_d2(o)), () => $why(path, K0A0V1, ["dim(shapes.blockTableT, 0)", () => o.s7[0], $q96, () => K0A0_d2(o)]), () => $why(path, K0A0V4, [$q114, () => o.s7[1]])]);
 }
 /** why "ioShapeOk" is not true */
 function K0A0_x4(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q113, () => o.t9!.shape[0], $q114, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q115, () => o.t9!.shape[1], $q95, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q110, $q109])]);
+  return $and([() => (o.t9!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q115, () => o.t9!.shape[0], $q116, () => o.s0[0]]), () => (o.t9!.shape[1] === K0A0_d4(o)), () => $why(path, K0A0V1, [$q117, () => o.t9!.shape[1], $q97, () => K0A0_d4(o)]), () => $why(path, K0A0V5, [$q112, $q111])]);
 }
 /** why "slotShapeOk" is not true */
 function K0A0_x5(o: K0A0, path: readonly string[]): string {
-  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q85) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q85), $q114, () => o.s0[0]]), () => $why(path, K0A0V6, [$q96, () => $need(o.t8, $q96, $q85).shape.length])]) : c === false ? $where(path) + $q116 : $where(path) + $q117)($try(() => (o.t8 !== null)));
+  return ((c: unknown) => c === true ? $and([() => ($dimT(o.t8, (0 as number), $q87) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.slotMappingT, 0)", () => $dimT(o.t8, (0 as number), $q87), $q116, () => o.s0[0]]), () => $why(path, K0A0V6, [$q98, () => $need(o.t8, $q98, $q87).shape.length])]) : c === false ? $where(path) + $q118 : $where(path) + $q119)($try(() => (o.t8 !== null)));
 }
 /** why "qkvLayoutOk" is not true */
 function K0A0_x6(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q104, () => K0A0_d8(o), $q118, () => K0A0_d10(o)]);
+  return $why(path, K0A0V7, [$q106, () => K0A0_d8(o), $q120, () => K0A0_d10(o)]);
 }
 /** why "pagedContractOk" is not true */
 function K0A0_x0(o: K0A0, path: readonly string[]): string {
-  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q119]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q93]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q120]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q97]), () => K0A0_x6(o, [...path, $q121])]);
+  return $and([() => K0A0_d0(o), () => K0A0_x1(o, [...path, $q121]), () => K0A0_d1(o), () => K0A0_x2(o, [...path, $q95]), () => K0A0_d3(o), () => K0A0_x3(o, [...path, "scheduleShapeOk"]), () => K0A0_d5(o), () => K0A0_x4(o, [...path, $q122]), () => K0A0_d6(o), () => K0A0_x5(o, [...path, $q99]), () => K0A0_x6(o, [...path, $q123])]);
 }
 /** when "pagedContractOk" */
 function K0A0_c0(o: K0A0): boolean {
@@ -1077,7 +1083,7 @@ function K0A0_c0(o: K0A0): boolean {
 }
 /** why "pagedContractOk" does not hold */
 function K0A0_w0(o: K0A0): string {
-  return $condWhy(() => K0A0_d12(o), $q122, () => K0A0_x0(o, [...[], $q122]));
+  return $condWhy(() => K0A0_d12(o), $q124, () => K0A0_x0(o, [...[], $q124]));
 }
 /** derive "dispatchFits": memo m13 */
 function K0A0_d13(o: K0A0): boolean {
@@ -1085,7 +1091,7 @@ function K0A0_d13(o: K0A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K0A0_x7(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q114, () => o.s0[0], $q123, $q124]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q37, () => o.a2, $q123, $q124]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q125, $q126])]);
+  return $and([() => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q116, () => o.s0[0], $q125, $q126]), () => ((o.a2 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q39, () => o.a2, $q125, $q126]), () => $why(path, K0A0V8, ["tunables.SCATTER_WORKGROUP_SIZE", "64", $q127, $q128])]);
 }
 /** when "dispatchFits" */
 function K0A0_c1(o: K0A0): boolean {
@@ -1097,7 +1103,7 @@ function K0A0_c1(o: K0A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K0A0_w1(o: K0A0): string {
-  return $condWhy(() => K0A0_d13(o), $q127, () => K0A0_x7(o, [...[], $q127]));
+  return $condWhy(() => K0A0_d13(o), $q129, () => K0A0_x7(o, [...[], $q129]));
 }
 /** derive "pagedKeyCeiling": memo m14 */
 function K0A0_d14(o: K0A0): number {
@@ -1128,7 +1134,7 @@ function K0A0_d17(o: K0A0): number {
   try {
     return (o.m17 ??= $max((1 as number), ($min(((o.m15 ?? K0A0_d15(o)) as number), ($ceilDiv((4096 as number), ($max((1 as number), ((o.m16 ?? K0A0_d16(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q128);
+    throw $wrap(e, $q130);
   }
 }
 /** derive "cacheVec4Ok": memo m18 */
@@ -1141,7 +1147,7 @@ function K0A0_d19(o: K0A0): number {
   try {
     return (o.m19 ??= $chk($floor((o.s3[3] as number) / (4 as number))));
   } catch (e) {
-    throw $wrap(e, $q129);
+    throw $wrap(e, $q131);
   }
 }
 /** derive "pagedSplitScratchBytes": memo m20 */
@@ -1149,7 +1155,7 @@ function K0A0_d20(o: K0A0): number {
   try {
     return (o.m20 ??= $mulN($mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q130);
+    throw $wrap(e, $q132);
   }
 }
 /** derive "pagedSplitStatsBytes": memo m21 */
@@ -1157,7 +1163,7 @@ function K0A0_d21(o: K0A0): number {
   try {
     return (o.m21 ??= $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q131);
+    throw $wrap(e, $q133);
   }
 }
 /** derive "pagedSplitWg": memo m22 */
@@ -1165,7 +1171,7 @@ function K0A0_d22(o: K0A0): number {
   try {
     return (o.m22 ??= $min((256 as number), ($max((32 as number), ($pow2ceil(((o.m19 ?? K0A0_d19(o)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q132);
+    throw $wrap(e, $q134);
   }
 }
 /** derive "pagedMergeWg": memo m23 */
@@ -1177,7 +1183,7 @@ function K0A0_d24(o: K0A0): boolean {
   try {
     return (o.m24 ??= ((((((((((((o.m17 ?? K0A0_d17(o)) as number) >= (2 as number)) && (o.m18 ?? K0A0_d18(o))) && (((o.m19 ?? K0A0_d19(o)) as number) >= (1 as number))) && (((o.m20 ?? K0A0_d20(o)) as number) <= (1073741824 as number))) && (((o.m21 ?? K0A0_d21(o)) as number) <= (1073741824 as number))) && (((o.m17 ?? K0A0_d17(o)) as number) <= (65535 as number))) && (((o.m19 ?? K0A0_d19(o)) as number) <= (1024 as number))) && (((o.m22 ?? K0A0_d22(o)) as number) <= (1024 as number))) && (((o.m23 ?? K0A0_d23(o)) as number) <= (1024 as number))) && (($chk(((o.m23 ?? K0A0_d23(o)) as number) * (24 as number)) as number) <= (65536 as number))));
   } catch (e) {
-    throw $wrap(e, $q133);
+    throw $wrap(e, $q135);
   }
 }
 /** why "cacheVec4Ok" is not true */
@@ -1187,7 +1193,7 @@ function K0A0_x9(o: K0A0, path: readonly string[]): string {
 }
 /** why "pagedSplitFits" is not true */
 function K0A0_x8(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q128, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q134]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q129, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d20(o), $q135, $q136]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d20(o), $q137, $q136]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d21(o), $q135, $q136]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d21(o), $q137, $q136]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q128, () => K0A0_d17(o), $q123, $q124]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q129, () => K0A0_d19(o), $q125, $q126]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q129, () => K0A0_d19(o), $q138, $q126]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d22(o), $q125, $q126]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d22(o), $q138, $q126]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q139, () => K0A0_d23(o), $q125, $q126]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q139, () => K0A0_d23(o), $q138, $q126]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q140, $q141])]);
+  return $and([() => ((K0A0_d17(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q130, () => K0A0_d17(o)]), () => K0A0_d18(o), () => K0A0_x9(o, [...path, $q136]), () => ((K0A0_d19(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q131, () => K0A0_d19(o)]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d20(o), $q137, $q138]), () => ((K0A0_d20(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q132, () => K0A0_d20(o), $q139, $q138]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q133, () => K0A0_d21(o), $q137, $q138]), () => ((K0A0_d21(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q133, () => K0A0_d21(o), $q139, $q138]), () => ((K0A0_d17(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q130, () => K0A0_d17(o), $q125, $q126]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d19(o), $q127, $q128]), () => ((K0A0_d19(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q131, () => K0A0_d19(o), $q140, $q128]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q134, () => K0A0_d22(o), $q127, $q128]), () => ((K0A0_d22(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q134, () => K0A0_d22(o), $q140, $q128]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q141, () => K0A0_d23(o), $q127, $q128]), () => ((K0A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q141, () => K0A0_d23(o), $q140, $q128]), () => $why(path, K0A0V8, ["pagedMergeWg * 24", () => $chk((K0A0_d23(o) as number) * (24 as number)), $q142, $q143])]);
 }
 /** when "pagedSplitFits" */
 function K0A0_c2(o: K0A0): boolean {
@@ -1199,14 +1205,14 @@ function K0A0_c2(o: K0A0): boolean {
 }
 /** why "pagedSplitFits" does not hold */
 function K0A0_w2(o: K0A0): string {
-  return $condWhy(() => K0A0_d24(o), $q133, () => K0A0_x8(o, [...[], $q133]));
+  return $condWhy(() => K0A0_d24(o), $q135, () => K0A0_x8(o, [...[], $q135]));
 }
 /** derive "qPerKv": memo m25 */
 function K0A0_d25(o: K0A0): number {
   try {
     return (o.m25 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q142);
+    throw $wrap(e, $q144);
   }
 }
 /** derive "pagedSplitStorageBytes": memo m26 */
@@ -1214,7 +1220,7 @@ function K0A0_d26(o: K0A0): number {
   try {
     return (o.m26 ??= $mulN($addN($mulN($chk((2 as number) * (o.s3[3] as number)) as number, (o.m25 ?? K0A0_d25(o)) as number) as number, $mulN($addN($mulN(3 as number, (o.m25 ?? K0A0_d25(o)) as number) as number, 1 as number) as number, (o.m22 ?? K0A0_d22(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q143);
+    throw $wrap(e, $q145);
   }
 }
 /** derive "pagedSplitStorageFits": memo m27 */
@@ -1223,7 +1229,7 @@ function K0A0_d27(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" is not true */
 function K0A0_x10(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V8, [$q143, () => K0A0_d26(o), $q140, $q141]);
+  return $why(path, K0A0V8, [$q145, () => K0A0_d26(o), $q142, $q143]);
 }
 /** when "pagedSplitStorageFits" */
 function K0A0_c3(o: K0A0): boolean {
@@ -1235,11 +1241,11 @@ function K0A0_c3(o: K0A0): boolean {
 }
 /** why "pagedSplitStorageFits" does not hold */
 function K0A0_w3(o: K0A0): string {
-  return $condWhy(() => K0A0_d27(o), $q144, () => K0A0_x10(o, [...[], $q144]));
+  return $condWhy(() => K0A0_d27(o), $q146, () => K0A0_x10(o, [...[], $q146]));
 }
 /** why "separateKv" is not true */
 function K0A0_x11(o: K0A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q145, () => (o.t2 !== null), () => $where(path) + $q146, () => ($need(o.t1, $q99, $q52).shape.length === 2), () => $why(path, K0A0V10, [$q99, () => $need(o.t1, $q99, $q52).shape.length]), () => ($need(o.t2, $q100, $q54).shape.length === 2), () => $why(path, K0A0V10, [$q100, () => $need(o.t2, $q100, $q54).shape.length]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q147, () => $dimT(o.t1, (0 as number), $q52), $q114, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q54), $q114, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q148, () => $dimT(o.t1, (1 as number), $q52), $q98, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q54) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q54), $q98, () => K0A0_d7(o)]), () => ($need(o.t1, $q101, $q52).dtype === $q102), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q52).dtype, $q110, $q109]), () => ($need(o.t2, $q103, $q54).dtype === $q102), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q54).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q149, () => o.s0[1], $q95, () => K0A0_d4(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q147, () => (o.t2 !== null), () => $where(path) + $q148, () => ($need(o.t1, $q101, $q54).shape.length === 2), () => $why(path, K0A0V10, [$q101, () => $need(o.t1, $q101, $q54).shape.length]), () => ($need(o.t2, $q102, $q56).shape.length === 2), () => $why(path, K0A0V10, [$q102, () => $need(o.t2, $q102, $q56).shape.length]), () => ($dimT(o.t1, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, [$q149, () => $dimT(o.t1, (0 as number), $q54), $q116, () => o.s0[0]]), () => ($dimT(o.t2, (0 as number), $q56) === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.valueT, 0)", () => $dimT(o.t2, (0 as number), $q56), $q116, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q54) === K0A0_d7(o)), () => $why(path, K0A0V1, [$q150, () => $dimT(o.t1, (1 as number), $q54), $q100, () => K0A0_d7(o)]), () => ($dimT(o.t2, (1 as number), $q56) === K0A0_d7(o)), () => $why(path, K0A0V1, ["dim(shapes.valueT, 1)", () => $dimT(o.t2, (1 as number), $q56), $q100, () => K0A0_d7(o)]), () => ($need(o.t1, $q103, $q54).dtype === $q104), () => $why(path, K0A0V1, [$q103, () => $need(o.t1, $q103, $q54).dtype, $q112, $q111]), () => ($need(o.t2, $q105, $q56).dtype === $q104), () => $why(path, K0A0V1, [$q105, () => $need(o.t2, $q105, $q56).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q151, () => o.s0[1], $q97, () => K0A0_d4(o)])]);
 }
 /** when "separateKv" */
 function K0A0_c4(o: K0A0): boolean {
@@ -1251,7 +1257,7 @@ function K0A0_c4(o: K0A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K0A0_w4(o: K0A0): string {
-  return $condWhy(() => K0A0_d8(o), $q104, () => K0A0_x11(o, [...[], $q104]));
+  return $condWhy(() => K0A0_d8(o), $q106, () => K0A0_x11(o, [...[], $q106]));
 }
 /** when "not present.slotMappingT" */
 function K0A0_c5(o: K0A0): boolean {
@@ -1259,32 +1265,32 @@ function K0A0_c5(o: K0A0): boolean {
 }
 /** why "not present.slotMappingT" does not hold */
 function K0A0_w5(o: K0A0): string {
-  return $why([], K0A0V11, [$q41, () => (o.t8 !== null)]);
+  return $why([], K0A0V11, [$q43, () => (o.t8 !== null)]);
 }
 function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K0A0V15);
-    if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K0A0V15);
-    const q2 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q3 = $buf(o.t4!, $q58, 2, K0A0V15);
-    const q4 = $buf(o.t5!, $q60, 4, K0A0V15);
-    const q5 = $buf(o.t6!, $q62, 4, K0A0V15);
-    const q6 = $buf(o.t7!, $q64, 4, K0A0V15);
+    if (o.t1 === null) $omitted(pp, $q53, $q54);
+    const q0 = $buf(o.t1!, $q54, 2, K0A0V15);
+    if (o.t2 === null) $omitted(pp, $q55, $q56);
+    const q1 = $buf(o.t2!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q60, 2, K0A0V15);
+    const q4 = $buf(o.t5!, $q62, 4, K0A0V15);
+    const q5 = $buf(o.t6!, $q64, 4, K0A0V15);
+    const q6 = $buf(o.t7!, $q66, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b7 = [$u32(r0, pp, $q150), $u32(r1, pp, $q151), 0, 0];
+    const b7 = [$u32(r0, pp, $q152), $u32(r1, pp, $q153), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q152, $q153, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q154, $q155, s, K0A0V16, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1292,17 +1298,17 @@ function K0A0_y0(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q74, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q60, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q62, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q64, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q66, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q154) : 0);
-    const b8 = [$u32(r0, pp, $q150), $f32(r1, pp, $q155), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q156) : 0);
+    const b8 = [$u32(r0, pp, $q152), $f32(r1, pp, $q157), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     st = 3;
@@ -1314,10 +1320,10 @@ function K0A0_y1(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPl
   }
 }
 function K0A0_y2(o: K0A0, pp: string, s: string, c0: number, c1: number): PassPlan {
-  const q0 = $buf(o.t9!, $q80, 2, K0A0V15);
+  const q0 = $buf(o.t9!, $q82, 2, K0A0V15);
   const wy = $wg(o.a2, 65535, pp, "y");
   const wz = $wg(o.s0[0], 65535, pp, "z");
-  return $pass($q156, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
+  return $pass($q158, "PagedAttention.AttendSplitKMerge", s, K0A0V20, [c0, c1, q0], 1, wy, wz);
 }
 function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let st = 0;
@@ -1327,11 +1333,11 @@ function K0A0_p0(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S0);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S0, $q74) * 4), 1073741824, $q50, K0A0S0, $q157);
+    const x0 = $fits($round4($sdim(r0, K0A0S0, $q76) * 4), 1073741824, $q52, K0A0S0, $q159);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S0, $q76) * 4), 1073741824, $q50, K0A0S0, $q158);
-    return $plan($q35, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S0, $q78) * 4), 1073741824, $q52, K0A0S0, $q160);
+    return $plan($q37, "separate_derived_splitk", [K0A0_y0(o, K0A0S3, s0), K0A0_y1(o, K0A0S4, s1, x0, x1), K0A0_y2(o, K0A0S5, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V21, st);
   }
@@ -1348,29 +1354,29 @@ function K0A0_c6(o: K0A0): boolean {
 }
 /** why "present.slotMappingT" does not hold */
 function K0A0_w6(_o: K0A0): string {
-  return $where([]) + $q117;
+  return $where([]) + $q119;
 }
 function K0A0_y3(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K0A0V15);
-    if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K0A0V15);
-    const q2 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q3 = $buf(o.t4!, $q58, 2, K0A0V15);
-    if (o.t8 === null) $omitted(pp, $q84, $q85);
-    const q4 = $buf(o.t8!, $q85, 4, K0A0V15);
+    if (o.t1 === null) $omitted(pp, $q53, $q54);
+    const q0 = $buf(o.t1!, $q54, 2, K0A0V15);
+    if (o.t2 === null) $omitted(pp, $q55, $q56);
+    const q1 = $buf(o.t2!, $q56, 2, K0A0V15);
+    const q2 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q3 = $buf(o.t4!, $q60, 2, K0A0V15);
+    if (o.t8 === null) $omitted(pp, $q86, $q87);
+    const q4 = $buf(o.t8!, $q87, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b5 = [$u32(r0, pp, $q151), 0, 0, 0];
+    const b5 = [$u32(r0, pp, $q153), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q152, $q153, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q154, $q155, s, K0A0V22, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V23, st);
   }
@@ -1383,11 +1389,11 @@ function K0A0_p1(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S6);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S6, $q74) * 4), 1073741824, $q50, K0A0S6, $q157);
+    const x0 = $fits($round4($sdim(r0, K0A0S6, $q76) * 4), 1073741824, $q52, K0A0S6, $q159);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S6, $q76) * 4), 1073741824, $q50, K0A0S6, $q158);
-    return $plan($q35, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S6, $q78) * 4), 1073741824, $q52, K0A0S6, $q160);
+    return $plan($q37, "separate_slot_splitk", [K0A0_y3(o, K0A0S7, s0), K0A0_y1(o, K0A0S8, s1, x0, x1), K0A0_y2(o, K0A0S9, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V24, st);
   }
@@ -1400,7 +1406,7 @@ function K0A0_r1(o: K0A0): string {
 }
 /** why "packedKv" is not true */
 function K0A0_x12(o: K0A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q159, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q149, () => o.s0[1], $q105, () => K0A0_d9(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q161, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q151, () => o.s0[1], $q107, () => K0A0_d9(o)])]);
 }
 /** when "packedKv" */
 function K0A0_c7(o: K0A0): boolean {
@@ -1412,29 +1418,29 @@ function K0A0_c7(o: K0A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K0A0_w7(o: K0A0): string {
-  return $condWhy(() => K0A0_d10(o), $q118, () => K0A0_x12(o, [...[], $q118]));
+  return $condWhy(() => K0A0_d10(o), $q120, () => K0A0_x12(o, [...[], $q120]));
 }
 function K0A0_y4(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q74, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q60, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q62, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q64, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q66, 4, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
     const r1: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b6 = [$u32(r0, pp, $q150), $u32(r1, pp, $q151), 0, 0];
+    const b6 = [$u32(r0, pp, $q152), $u32(r1, pp, $q153), 0, 0];
     st = 3;
     const r2: unknown = $min(($chk(-$floor(-(r1 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r2, 65535, pp, "x");
     st = 4;
     const r3: unknown = $chk(-$floor(-($chk(-$floor(-(r1 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r3, 65535, pp, "y");
-    return $pass($q152, $q153, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q154, $q155, s, K0A0V25, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V17, st);
   }
@@ -1447,11 +1453,11 @@ function K0A0_p2(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S10);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S10, $q74) * 4), 1073741824, $q50, K0A0S10, $q157);
+    const x0 = $fits($round4($sdim(r0, K0A0S10, $q76) * 4), 1073741824, $q52, K0A0S10, $q159);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S10, $q76) * 4), 1073741824, $q50, K0A0S10, $q158);
-    return $plan($q35, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S10, $q78) * 4), 1073741824, $q52, K0A0S10, $q160);
+    return $plan($q37, "packed_derived_splitk", [K0A0_y4(o, K0A0S11, s0), K0A0_y1(o, K0A0S12, s1, x0, x1), K0A0_y2(o, K0A0S13, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V26, st);
   }
@@ -1465,21 +1471,21 @@ function K0A0_r2(o: K0A0): string {
 function K0A0_y5(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
-    if (o.t8 === null) $omitted(pp, $q84, $q85);
-    const q3 = $buf(o.t8!, $q85, 4, K0A0V15);
+    const q0 = $buf(o.t0!, $q74, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q60, 2, K0A0V15);
+    if (o.t8 === null) $omitted(pp, $q86, $q87);
+    const q3 = $buf(o.t8!, $q87, 4, K0A0V15);
     st = 1;
     const r0: unknown = $mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[3] as number);
-    const b4 = [$u32(r0, pp, $q151), 0, 0, 0];
+    const b4 = [$u32(r0, pp, $q153), 0, 0, 0];
     st = 2;
     const r1: unknown = $min(($chk(-$floor(-(r0 as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r1, 65535, pp, "x");
     st = 3;
     const r2: unknown = $chk(-$floor(-($chk(-$floor(-(r0 as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r2, 65535, pp, "y");
-    return $pass($q152, $q153, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
+    return $pass($q154, $q155, s, K0A0V27, [q0, q1, q2, q3, b4], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V23, st);
   }
@@ -1492,11 +1498,11 @@ function K0A0_p3(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const s2: string = K0A0T2(o.a2, o.s3[3], K0A0S14);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN(o.s0[0] as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number) as number, o.s3[3] as number);
-    const x0 = $fits($round4($sdim(r0, K0A0S14, $q74) * 4), 1073741824, $q50, K0A0S14, $q157);
+    const x0 = $fits($round4($sdim(r0, K0A0S14, $q76) * 4), 1073741824, $q52, K0A0S14, $q159);
     st = 2;
     const r1: unknown = $mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a2 as number) as number, (o.m17 ?? K0A0_d17(o)) as number);
-    const x1 = $fits($round4($sdim(r1, K0A0S14, $q76) * 4), 1073741824, $q50, K0A0S14, $q158);
-    return $plan($q35, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K0A0S14, $q78) * 4), 1073741824, $q52, K0A0S14, $q160);
+    return $plan($q37, "packed_slot_splitk", [K0A0_y5(o, K0A0S15, s0), K0A0_y1(o, K0A0S16, s1, x0, x1), K0A0_y2(o, K0A0S17, s2, x0, x1)], { "partialOut": x0, "partialStats": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K0A0V28, st);
   }
@@ -1536,7 +1542,7 @@ function K0A0_d31(o: K0A0): number {
   try {
     return (o.m31 ??= $max((32 as number), ($min((64 as number), ($chk($floor(($pow2ceil(($chk(($max((1 as number), ($chk($floor(((o.m30 ?? K0A0_d30(o)) as number))) as number)) as number) + (1 as number)) as number)) as number) / (2 as number))) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q160);
+    throw $wrap(e, $q162);
   }
 }
 /** derive "pagedAttnStorageBytes": memo m32 */
@@ -1544,7 +1550,7 @@ function K0A0_d32(o: K0A0): number {
   try {
     return (o.m32 ??= $mulN($addN((o.m28 ?? K0A0_d28(o)) as number, $mulN((o.m29 ?? K0A0_d29(o)) as number, (o.m31 ?? K0A0_d31(o)) as number) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q161);
+    throw $wrap(e, $q163);
   }
 }
 /** derive "pagedAttnStorageFits": memo m33 */
@@ -1553,7 +1559,7 @@ function K0A0_d33(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" is not true */
 function K0A0_x13(o: K0A0, path: readonly string[]): string {
-  return $and([() => ((K0A0_d32(o) as number) <= (65536 as number)), () => $why(path, K0A0V8, [$q161, () => K0A0_d32(o), $q140, $q141]), () => ((K0A0_d31(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q160, () => K0A0_d31(o), $q125, $q126]), () => $why(path, K0A0V8, [$q160, () => K0A0_d31(o), $q138, $q126])]);
+  return $and([() => ((K0A0_d32(o) as number) <= (65536 as number)), () => $why(path, K0A0V8, [$q163, () => K0A0_d32(o), $q142, $q143]), () => ((K0A0_d31(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q162, () => K0A0_d31(o), $q127, $q128]), () => $why(path, K0A0V8, [$q162, () => K0A0_d31(o), $q140, $q128])]);
 }
 /** when "pagedAttnStorageFits" */
 function K0A0_c8(o: K0A0): boolean {
@@ -1565,7 +1571,7 @@ function K0A0_c8(o: K0A0): boolean {
 }
 /** why "pagedAttnStorageFits" does not hold */
 function K0A0_w8(o: K0A0): string {
-  return $condWhy(() => K0A0_d33(o), $q162, () => K0A0_x13(o, [...[], $q162]));
+  return $condWhy(() => K0A0_d33(o), $q164, () => K0A0_x13(o, [...[], $q164]));
 }
 /** derive "outputStoreOk": memo m34 */
 function K0A0_d34(o: K0A0): boolean {
@@ -1573,7 +1579,7 @@ function K0A0_d34(o: K0A0): boolean {
 }
 /** why "outputStoreOk" is not true */
 function K0A0_x14(o: K0A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q134, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "true"]);
+  return $why(path, K0A0V7, [$q136, () => K0A0_d18(o), "has(device.features, \"shader-f16\")", "true"]);
 }
 /** when "outputStoreOk" */
 function K0A0_c9(o: K0A0): boolean {
@@ -1585,26 +1591,26 @@ function K0A0_c9(o: K0A0): boolean {
 }
 /** why "outputStoreOk" does not hold */
 function K0A0_w9(o: K0A0): string {
-  return $condWhy(() => K0A0_d34(o), $q163, () => K0A0_x14(o, [...[], $q163]));
+  return $condWhy(() => K0A0_d34(o), $q165, () => K0A0_x14(o, [...[], $q165]));
 }
 function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K0A0V15);
-    const q1 = $buf(o.t3!, $q56, 2, K0A0V15);
-    const q2 = $buf(o.t4!, $q58, 2, K0A0V15);
-    const q3 = $buf(o.t5!, $q60, 4, K0A0V15);
-    const q4 = $buf(o.t6!, $q62, 4, K0A0V15);
-    const q5 = $buf(o.t7!, $q64, 4, K0A0V15);
-    const q6 = $buf(o.t9!, $q80, 2, K0A0V15);
+    const q0 = $buf(o.t0!, $q74, 2, K0A0V15);
+    const q1 = $buf(o.t3!, $q58, 2, K0A0V15);
+    const q2 = $buf(o.t4!, $q60, 2, K0A0V15);
+    const q3 = $buf(o.t5!, $q62, 4, K0A0V15);
+    const q4 = $buf(o.t6!, $q64, 4, K0A0V15);
+    const q5 = $buf(o.t7!, $q66, 4, K0A0V15);
+    const q6 = $buf(o.t9!, $q82, 2, K0A0V15);
     st = 1;
     const r0: unknown = (o.m2 ?? K0A0_d2(o));
     st = 2;
-    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q154) : 0);
-    const b7 = [$u32(r0, pp, $q150), $f32(r1, pp, $q155), 0, 0];
+    const r1: unknown = ((o.a3 !== undefined) ? $attr(o.a3, $q156) : 0);
+    const b7 = [$u32(r0, pp, $q152), $f32(r1, pp, $q157), 0, 0];
     const wx = $wg(o.s0[0], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
-    return $pass($q34, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q36, "PagedAttention.Attend", s, K0A0V29, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K0A0V30, st);
   }
@@ -1612,7 +1618,7 @@ function K0A0_y6(o: K0A0, pp: string, s: string): PassPlan {
 function K0A0_p4(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T0(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S18);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S18);
-  return $plan($q35, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
+  return $plan($q37, "separate_derived", [K0A0_y0(o, K0A0S19, s0), K0A0_y6(o, K0A0S20, s1)], $none, shapes);
 }
 function K0A0_r4(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1623,7 +1629,7 @@ function K0A0_r4(o: K0A0): string {
 function K0A0_p5(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T3(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S21);
   const s1: string = K0A0T7(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S21);
-  return $plan($q35, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
+  return $plan($q37, "separate_slot", [K0A0_y3(o, K0A0S22, s0), K0A0_y6(o, K0A0S23, s1)], $none, shapes);
 }
 function K0A0_r5(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1634,7 +1640,7 @@ function K0A0_r5(o: K0A0): string {
 function K0A0_p6(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T4(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S24);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S24);
-  return $plan($q35, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
+  return $plan($q37, "packed_derived", [K0A0_y4(o, K0A0S25, s0), K0A0_y6(o, K0A0S26, s1)], $none, shapes);
 }
 function K0A0_r6(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1645,7 +1651,7 @@ function K0A0_r6(o: K0A0): string {
 function K0A0_p7(o: K0A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   const s0: string = K0A0T6(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), (o.t8 !== null), K0A0S27);
   const s1: string = K0A0T8(o.a1, o.a2, o.s3[1], o.s3[3], (o.t1 !== null), K0A0S27);
-  return $plan($q35, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
+  return $plan($q37, "packed_slot", [K0A0_y5(o, K0A0S28, s0), K0A0_y6(o, K0A0S29, s1)], $none, shapes);
 }
 function K0A0_r7(o: K0A0): string {
   if (!K0A0_c8(o)) return K0A0_w8(o);
@@ -1658,18 +1664,18 @@ function K0A0_plan(o: K0A0): Plan {
   try {
     o0 = [(o.s0[0] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q35, $q164);
+    $evalFail(e, $q37, $q166);
   }
-  const h0 = $outShape(o0, 2, $q35, $q80);
-  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q102, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q35, $q80, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 2, $q37, $q82);
+  if (o.t9 === null) o.t9 = { shape: h0, dtype: $q104, n: $product(h0) };
+  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q82, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q35, $q56, o.u3.shape, h1, $q107);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q37, $q58, o.u3.shape, h1, $q109);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q35, $q58, o.u4.shape, h2, $q106);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q37, $q60, o.u4.shape, h2, $q108);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q165, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q165, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q167, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q167, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1679,7 +1685,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q166, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q168, "PagedAttention: no variant fits this call on profile desktop-64k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
@@ -1708,35 +1714,35 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q72:
-          t0 = $td(ins[key], K0, $q31, key);
-          break;
-        case $q52:
-          t1 = $td(ins[key], K0, $q31, key);
+        case $q74:
+          t0 = $td(ins[key], K0, $q33, key);
           break;
         case $q54:
-          t2 = $td(ins[key], K0, $q31, key);
+          t1 = $td(ins[key], K0, $q33, key);
           break;
         case $q56:
-          t3 = $td(ins[key], K0, $q31, key);
+          t2 = $td(ins[key], K0, $q33, key);
           break;
         case $q58:
-          t4 = $td(ins[key], K0, $q31, key);
+          t3 = $td(ins[key], K0, $q33, key);
           break;
         case $q60:
-          t5 = $td(ins[key], K0, $q31, key);
+          t4 = $td(ins[key], K0, $q33, key);
           break;
         case $q62:
-          t6 = $td(ins[key], K0, $q31, key);
+          t5 = $td(ins[key], K0, $q33, key);
           break;
         case $q64:
-          t7 = $td(ins[key], K0, $q31, key);
+          t6 = $td(ins[key], K0, $q33, key);
           break;
-        case $q85:
-          t8 = $td(ins[key], K0, $q31, key);
+        case $q66:
+          t7 = $td(ins[key], K0, $q33, key);
+          break;
+        case $q87:
+          t8 = $td(ins[key], K0, $q33, key);
           break;
         default:
-          $fail($q0, K0 + $q167 + key + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q169 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1744,17 +1750,17 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q80:
-          t9 = $td(outs[key], K0, $q32, key);
-          break;
-        case $q56:
-          u3 = $td(outs[key], K0, $q32, key);
+        case $q82:
+          t9 = $td(outs[key], K0, $q34, key);
           break;
         case $q58:
-          u4 = $td(outs[key], K0, $q32, key);
+          u3 = $td(outs[key], K0, $q34, key);
+          break;
+        case $q60:
+          u4 = $td(outs[key], K0, $q34, key);
           break;
         default:
-          $fail($q0, K0 + $q168 + key + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q170 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1762,20 +1768,20 @@ export function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q169:
+        case $q171:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q170:
+        case $q172:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q171:
+        case $q173:
           g2 = $av(attrs[key], K0, key);
           break;
-        case $q154:
+        case $q156:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q172 + key + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q174 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1784,80 +1790,80 @@ export function plan0(call: PagedAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K0, $q31, $q72);
+    $missing(K0, $q33, $q74);
   } else {
     dt0 = t0.dtype;
-    by0 = $q72;
-    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q31, $q72);
+    by0 = $q74;
+    if (t0.shape.length !== 2) $rank(t0, 2, K0, $q33, $q74);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q31, $q52);
+    if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q33, $q54);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q31, $q54);
+    if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q33, $q56);
   }
   if (t3 === null) {
-    $missing(K0, $q31, $q56);
+    $missing(K0, $q33, $q58);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q31, $q56);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K0, $q33, $q58);
   }
   if (t4 === null) {
-    $missing(K0, $q31, $q58);
+    $missing(K0, $q33, $q60);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q31, $q58);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K0, $q33, $q60);
   }
   if (t5 === null) {
-    $missing(K0, $q31, $q60);
+    $missing(K0, $q33, $q62);
   } else {
     dt1 = t5.dtype;
-    by1 = $q60;
-    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q31, $q60);
+    by1 = $q62;
+    if (t5.shape.length !== 1) $rank(t5, 1, K0, $q33, $q62);
   }
   if (t6 === null) {
-    $missing(K0, $q31, $q62);
+    $missing(K0, $q33, $q64);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q31, $q62);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", 1, K0, $q33, $q64);
   }
   if (t7 === null) {
-    $missing(K0, $q31, $q64);
+    $missing(K0, $q33, $q66);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q31, $q64);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q33, $q66);
   }
   if (t8 === null) {
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q31, $q85);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q33, $q87);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q32, $q80);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q34, $q82);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q32, $q56);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q34, $q58);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q32, $q58);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q34, $q60);
   }
-  if (dt0 === undefined) dt0 = $q102;
-  else if (dt0 !== $q102) $fail($q0, K0 + $q173 + dt0 + $q174);
-  if (dt1 === undefined) dt1 = $q175;
-  else if (dt1 !== $q175) $fail($q0, K0 + ": S = " + dt1 + $q176);
-  $num(g0, false, K0, $q169);
-  $num(g1, false, K0, $q170);
-  $num(g2, false, K0, $q171);
-  $num(g3, false, K0, $q154);
+  if (dt0 === undefined) dt0 = $q104;
+  else if (dt0 !== $q104) $fail($q0, K0 + $q175 + $name(dt0) + $q176);
+  if (dt1 === undefined) dt1 = $q177;
+  else if (dt1 !== $q177) $fail($q0, K0 + ": S = " + $name(dt1) + $q178);
+  $num(g0, false, K0, $q171);
+  $num(g1, false, K0, $q172);
+  $num(g2, false, K0, $q173);
+  $num(g3, false, K0, $q156);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q177);
-  if (a2 === undefined) $fail($q0, K0 + $q178);
-  if (dt0 === $q102 && dt1 === $q175) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q166, K0 + $q179 + "T=" + dt0 + ", " + "S=" + dt1 + $q180);
+  if (a1 === undefined) $fail($q0, K0 + $q179);
+  if (a2 === undefined) $fail($q0, K0 + $q180);
+  if (dt0 === $q104 && dt1 === $q177) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q168, K0 + $q181 + "T=" + dt0 + ", " + "S=" + dt1 + $q182);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1891,97 +1897,97 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q181;
+const K1 = $q183;
 const K1A0V0: readonly string[] = ["", " >= 8"];
 const K1A0V1: readonly string[] = ["", " <= 2147483647"];
 const K1A0V2: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q182;
-const K1A0V3: readonly string[] = [$q183, $q36, $q37, $q184, $q185, "dim(shapes.pastKeyT, 2)", $q186, $q187, $q40];
+const K1A0S1 = K1A0S0 + $q184;
+const K1A0V3: readonly string[] = [$q185, $q38, $q39, $q186, $q187, "dim(shapes.pastKeyT, 2)", $q188, $q189, $q42];
 const K1A0S2 = " on profile desktop-64k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q188;
-const K1A0V4: readonly string[] = [$q36, $q37, $q184, $q185, $q186, $q187, $q40];
-const K1A0V5: readonly string[] = [$q183, $q36, $q37, $q189, $q186, $q40];
+const K1A0S3 = K1A0S0 + $q190;
+const K1A0V4: readonly string[] = [$q38, $q39, $q186, $q187, $q188, $q189, $q42];
+const K1A0V5: readonly string[] = [$q185, $q38, $q39, $q191, $q188, $q42];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q192 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q193, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q37, $q186];
+const K1A0V6: readonly string[] = [$q39, $q188];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q49, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "a8a37467126d0f94" : null) : null) ?? $noShader(vp + $q51, K1A0V6, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q181;
-const K1A0V7: readonly [number, string, string] = [1073741824, $q50, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q65, 11, 0]);
-const K1A0V9: readonly string[] = [$q68, $q69];
-const K1A0V10: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q200, 1, $q201, $q202, 1, $q203, $q196, 1, $q197, $q198, 1, $q199, "rotated_query", 6, $q204, $q65, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q71, 7, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q209, 6, $q209, $q65, 11, 0]);
-const K1A0V12: readonly string[] = [$q210, $q68, $q78];
-const K1A0S5 = K1A0S0 + $q211;
-const K1A0V13: readonly BindingPlan[] = $bl([$q209, 7, $q209, $q32, 3, $q80]);
-const K1A0V14: readonly string[] = [$q78];
-const K1A0S6 = K1A0S0 + $q81;
-const K1A0V15: readonly string[] = [K1A0S0, $q212, K1A0S0, $q213];
+const K1A0S4 = $q183;
+const K1A0V7: readonly [number, string, string] = [1073741824, $q52, K1A0S4];
+const K1A0V8: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q194, 0, $q195, $q196, 0, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q204, 1, $q205, $q67, 11, 0]);
+const K1A0V9: readonly string[] = [$q70, $q71];
+const K1A0V10: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q202, 1, $q203, $q204, 1, $q205, $q198, 1, $q199, $q200, 1, $q201, "rotated_query", 6, $q206, $q67, 11, 0]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q73, 7, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 1, $q208, $q209, 1, $q210, $q198, 1, $q199, $q200, 1, $q201, $q211, 6, $q211, $q67, 11, 0]);
+const K1A0V12: readonly string[] = [$q212, $q70, $q80];
+const K1A0S5 = K1A0S0 + $q213;
+const K1A0V13: readonly BindingPlan[] = $bl([$q211, 7, $q211, $q34, 3, $q82]);
+const K1A0V14: readonly string[] = [$q80];
+const K1A0S6 = K1A0S0 + $q83;
+const K1A0V15: readonly string[] = [K1A0S0, $q214, K1A0S0, $q215];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "526704384522bdee" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q193, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q65, 11, 0]);
-const K1A0S8 = K1A0S7 + $q182;
-const K1A0V17: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q209, 6, $q209, $q65, 11, 0]);
-const K1A0S9 = K1A0S7 + $q211;
-const K1A0S10 = K1A0S7 + $q81;
-const K1A0V18: readonly string[] = [K1A0S7, $q213];
+const K1A0V16: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q194, 0, $q195, $q196, 0, $q197, $q198, 1, $q199, $q200, 1, $q201, $q67, 11, 0]);
+const K1A0S8 = K1A0S7 + $q184;
+const K1A0V17: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q194, 1, $q195, $q196, 1, $q197, $q207, 1, $q208, $q209, 1, $q210, $q198, 1, $q199, $q200, 1, $q201, $q211, 6, $q211, $q67, 11, 0]);
+const K1A0S9 = K1A0S7 + $q213;
+const K1A0S10 = K1A0S7 + $q83;
+const K1A0V18: readonly string[] = [K1A0S7, $q215];
 const K1A0V19: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q182;
-const K1A0S13 = K1A0S11 + $q188;
+const K1A0S12 = K1A0S11 + $q184;
+const K1A0S13 = K1A0S11 + $q190;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q193, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q65, 11, 0]);
-const K1A0S14 = K1A0S11 + $q211;
-const K1A0S15 = K1A0S11 + $q81;
-const K1A0V21: readonly string[] = [K1A0S11, $q212, K1A0S11, $q213];
+const K1A0V20: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q194, 0, $q195, $q196, 0, $q197, $q198, 1, $q199, $q200, 1, $q201, $q202, 1, $q203, $q204, 1, $q205, $q67, 11, 0]);
+const K1A0S14 = K1A0S11 + $q213;
+const K1A0S15 = K1A0S11 + $q83;
+const K1A0V21: readonly string[] = [K1A0S11, $q214, K1A0S11, $q215];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q190 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q191, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q192 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q193, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q51, 1, $q52, $q53, 1, $q54, $q192, 0, $q193, $q194, 0, $q195, $q196, 1, $q197, $q198, 1, $q199, $q65, 11, 0]);
-const K1A0S17 = K1A0S16 + $q182;
-const K1A0S18 = K1A0S16 + $q211;
-const K1A0S19 = K1A0S16 + $q81;
-const K1A0V23: readonly string[] = [K1A0S16, $q213];
+const K1A0V22: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q194, 0, $q195, $q196, 0, $q197, $q198, 1, $q199, $q200, 1, $q201, $q67, 11, 0]);
+const K1A0S17 = K1A0S16 + $q184;
+const K1A0S18 = K1A0S16 + $q213;
+const K1A0S19 = K1A0S16 + $q83;
+const K1A0V23: readonly string[] = [K1A0S16, $q215];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q182;
-const K1A0S22 = K1A0S20 + $q188;
+const K1A0S21 = K1A0S20 + $q184;
+const K1A0S22 = K1A0S20 + $q190;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q216 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q217, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q71, 7, $q204, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q32, 3, $q80, $q65, 11, 0]);
-const K1A0V25: readonly string[] = [$q210];
-const K1A0S23 = K1A0S20 + $q216;
-const K1A0V26: readonly string[] = [K1A0S20, $q212];
+const K1A0V24: readonly BindingPlan[] = $bl([$q73, 7, $q206, $q194, 1, $q195, $q196, 1, $q197, $q207, 1, $q208, $q209, 1, $q210, $q198, 1, $q199, $q200, 1, $q201, $q34, 3, $q82, $q67, 11, 0]);
+const K1A0V25: readonly string[] = [$q212];
+const K1A0S23 = K1A0S20 + $q218;
+const K1A0V26: readonly string[] = [K1A0S20, $q214];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ddb339dec0aa2142" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q217, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q182;
-const K1A0V27: readonly BindingPlan[] = $bl([$q71, 1, $q72, $q192, 1, $q193, $q194, 1, $q195, $q205, 1, $q206, $q207, 1, $q208, $q196, 1, $q197, $q198, 1, $q199, $q32, 3, $q80, $q65, 11, 0]);
-const K1A0S26 = K1A0S24 + $q216;
+const K1A0S25 = K1A0S24 + $q184;
+const K1A0V27: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q194, 1, $q195, $q196, 1, $q197, $q207, 1, $q208, $q209, 1, $q210, $q198, 1, $q199, $q200, 1, $q201, $q34, 3, $q82, $q67, 11, 0]);
+const K1A0S26 = K1A0S24 + $q218;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q182;
-const K1A0S29 = K1A0S27 + $q188;
+const K1A0S28 = K1A0S27 + $q184;
+const K1A0S29 = K1A0S27 + $q190;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q216 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q217, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q216;
-const K1A0V28: readonly string[] = [K1A0S27, $q212];
+const K1A0S30 = K1A0S27 + $q218;
+const K1A0V28: readonly string[] = [K1A0S27, $q214];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q214 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q215, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q216 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q217, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q182;
-const K1A0S33 = K1A0S31 + $q216;
+const K1A0S32 = K1A0S31 + $q184;
+const K1A0S33 = K1A0S31 + $q218;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2053,7 +2059,7 @@ function K1A0_d0(o: K1A0): boolean {
   try {
     return (o.m0 ??= (((((((o.a2 as number) > (0 as number)) && ((o.a1 as number) > (0 as number))) && ($modN((o.a2 as number), (o.a1 as number)) === 0)) && ((o.s5[0] as number) > (0 as number))) && ($modN((o.a2 as number), (o.s5[0] as number)) === 0)) && ((o.a5 as number) > (0 as number))));
   } catch (e) {
-    throw $wrap(e, $q93);
+    throw $wrap(e, $q95);
   }
 }
 /** derive "usesRotary": memo m1 */
@@ -2070,7 +2076,7 @@ function K1A0_d3(o: K1A0): number {
   try {
     return (o.m3 ??= $mulN(o.a2 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q95);
+    throw $wrap(e, $q97);
   }
 }
 /** derive "ioShapeOk": memo m4 */
@@ -2086,7 +2092,7 @@ function K1A0_d6(o: K1A0): number {
   try {
     return (o.m6 ??= $chk((o.s5[1] as number) - (1 as number)));
   } catch (e) {
-    throw $wrap(e, $q112);
+    throw $wrap(e, $q114);
   }
 }
 /** derive "layoutShapeOk": memo m7 */
@@ -2094,7 +2100,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q219);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2104,9 +2110,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q201) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q203) : 0));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q220);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2114,16 +2120,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q219);
+    throw $wrap(e, $q221);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q220, $q201).shape.length === 2)) && ($need(o.t10, $q221, $q203).shape.length === 2)) && $same($need(o.t10, $q222, $q203).shape as readonly number[], $need(o.t9, $q223, $q201).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q224, $q201).dtype === $q102)) && ($need(o.t10, $q225, $q203).dtype === $q102)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q222, $q203).shape.length === 2)) && ($need(o.t10, $q223, $q205).shape.length === 2)) && $same($need(o.t10, $q224, $q205).shape as readonly number[], $need(o.t9, $q225, $q203).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q226, $q203).dtype === $q104)) && ($need(o.t10, $q227, $q205).dtype === $q104)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q226);
+    throw $wrap(e, $q228);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2131,7 +2137,7 @@ function K1A0_d12(o: K1A0): number {
   try {
     return (o.m12 ??= $mulN(o.a1 as number, o.s3[3] as number));
   } catch (e) {
-    throw $wrap(e, $q98);
+    throw $wrap(e, $q100);
   }
 }
 /** derive "packedStride": memo m13 */
@@ -2139,7 +2145,7 @@ function K1A0_d13(o: K1A0): number {
   try {
     return (o.m13 ??= $addN((o.m3 ?? K1A0_d3(o)) as number, $mulN(2 as number, (o.m12 ?? K1A0_d12(o)) as number) as number));
   } catch (e) {
-    throw $wrap(e, $q105);
+    throw $wrap(e, $q107);
   }
 }
 /** derive "indexFits": memo m14 */
@@ -2147,15 +2153,15 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q227);
+    throw $wrap(e, $q229);
   }
 }
 /** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
   try {
-    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q99, $q52).shape.length === 3)) && ($need(o.t2, $q100, $q54).shape.length === 3)) && $same($need(o.t1, $q228, $q52).shape as readonly number[], $need(o.t2, $q229, $q54).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q52) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q52) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q52) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q101, $q52).dtype === $q102)) && ($need(o.t2, $q103, $q54).dtype === $q102)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q101, $q54).shape.length === 3)) && ($need(o.t2, $q102, $q56).shape.length === 3)) && $same($need(o.t1, $q230, $q54).shape as readonly number[], $need(o.t2, $q231, $q56).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q54) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q54) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q103, $q54).dtype === $q104)) && ($need(o.t2, $q105, $q56).dtype === $q104)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
-    throw $wrap(e, $q104);
+    throw $wrap(e, $q106);
   }
 }
 /** derive "packedKv": memo m16 */
@@ -2172,37 +2178,37 @@ function K1A0_d18(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q37, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q36, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q111, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q230, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q189, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q113, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q232, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q191, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q183, () => o.a0]);
+  return $why(path, K0A0V6, [$q185, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q108, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q116 : K1A0_x3(o, [...path, $q231]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q110, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q118 : K1A0_x3(o, [...path, $q233]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q113, () => o.t11!.shape[0], $q94, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q115, () => o.t11!.shape[1], $q232, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q95, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q110, $q109])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q115, () => o.t11!.shape[0], $q96, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => o.t11!.shape[1], $q234, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q97, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q112, $q111])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q233, () => o.s4, $q234, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q94, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q36, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q109, $q110, $q109])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q235, () => o.s4, $q236, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q96, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q111, $q112, $q111])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q112, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q230, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q235, () => o.s6[1]]), () => $why(path, K0A0V8, [$q235, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q114, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q232, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q237, () => o.s6[1]]), () => $why(path, K0A0V8, [$q237, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q94, () => o.s0[0]])]);
+  return $and([() => (o.s7[0] === 1), () => $why(path, K0A0V6, ["dim(shapes.totalSequenceLengthT, 0)", () => o.s7[0]]), () => $why(path, K0A0V1, ["dim(shapes.keyTotalSequenceLengthsT, 0)", () => o.s8[0], $q96, () => o.s0[0]])]);
 }
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q220, $q201).shape.length === 2), () => $why(path, K0A0V10, [$q220, () => $need(o.t9, $q220, $q201).shape.length]), () => ($need(o.t10, $q221, $q203).shape.length === 2), () => $why(path, K0A0V10, [$q221, () => $need(o.t10, $q221, $q203).shape.length]), () => $same($need(o.t10, $q222, $q203).shape as readonly number[], $need(o.t9, $q223, $q201).shape as readonly number[]), () => $why(path, K0A0V0, [$q222, () => $need(o.t10, $q222, $q203).shape, $q223, () => $need(o.t9, $q223, $q201).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q218, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q219, () => K1A0_d10(o), $q108, () => o.s3[3]]), () => ($need(o.t9, $q224, $q201).dtype === $q102), () => $why(path, K0A0V1, [$q224, () => $need(o.t9, $q224, $q201).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q225, () => $need(o.t10, $q225, $q203).dtype, $q110, $q109])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q187, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q231]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q222, $q203).shape.length === 2), () => $why(path, K0A0V10, [$q222, () => $need(o.t9, $q222, $q203).shape.length]), () => ($need(o.t10, $q223, $q205).shape.length === 2), () => $why(path, K0A0V10, [$q223, () => $need(o.t10, $q223, $q205).shape.length]), () => $same($need(o.t10, $q224, $q205).shape as readonly number[], $need(o.t9, $q225, $q203).shape as readonly number[]), () => $why(path, K0A0V0, [$q224, () => $need(o.t10, $q224, $q205).shape, $q225, () => $need(o.t9, $q225, $q203).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q220, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q221, () => K1A0_d10(o), $q110, () => o.s3[3]]), () => ($need(o.t9, $q226, $q203).dtype === $q104), () => $why(path, K0A0V1, [$q226, () => $need(o.t9, $q226, $q203).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q227, () => $need(o.t10, $q227, $q205).dtype, $q112, $q111])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q189, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q233]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2210,11 +2216,11 @@ function K1A0_x9(o: K1A0, path: readonly string[]): string {
 }
 /** why "qkvLayoutOk" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V7, [$q104, () => K1A0_d15(o), $q118, () => K1A0_d16(o)]);
+  return $why(path, K0A0V7, [$q106, () => K1A0_d15(o), $q120, () => K1A0_d16(o)]);
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q93]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q120]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q119]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q217]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q226]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q227]), () => K1A0_x10(o, [...path, $q121])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q95]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q122]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q121]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q219]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q228]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q229]), () => K1A0_x10(o, [...path, $q123])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2226,7 +2232,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q236, () => K1A0_x0(o, [...[], $q236]));
+  return $condWhy(() => K1A0_d18(o), $q238, () => K1A0_x0(o, [...[], $q238]));
 }
 /** derive "appendCount": memo m19 */
 function K1A0_d19(o: K1A0): number {
@@ -2249,7 +2255,7 @@ function K1A0_d21(o: K1A0): number {
   try {
     return (o.m21 ??= $divN((o.a2 as number), ($max((1 as number), (o.a1 as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q142);
+    throw $wrap(e, $q144);
   }
 }
 /** derive "sparseRowOk": memo m22 */
@@ -2269,12 +2275,12 @@ function K1A0_d24(o: K1A0): boolean {
   try {
     return (o.m24 ??= (((((((o.s0[1] as number) <= (65535 as number)) && ((o.a1 as number) <= (65535 as number))) && ((o.s0[0] as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (($chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number))) && (((o.m23 ?? K1A0_d23(o)) as number) <= (1024 as number))));
   } catch (e) {
-    throw $wrap(e, $q127);
+    throw $wrap(e, $q129);
   }
 }
 /** why "dispatchFits" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q232, () => o.s0[1], $q123, $q124]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q36, () => o.a1, $q123, $q124]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q94, () => o.s0[0], $q123, $q124]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q123, $q124]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q123, $q124]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d23(o), $q125, $q126]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d23(o), $q138, $q126]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q138, $q126])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q234, () => o.s0[1], $q125, $q126]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q125, $q126]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q96, () => o.s0[0], $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q239, () => K1A0_d23(o), $q127, $q128]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q239, () => K1A0_d23(o), $q140, $q128]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q140, $q128])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2286,19 +2292,19 @@ function K1A0_c1(o: K1A0): boolean {
 }
 /** why "dispatchFits" does not hold */
 function K1A0_w1(o: K1A0): string {
-  return $condWhy(() => K1A0_d24(o), $q127, () => K1A0_x11(o, [...[], $q127]));
+  return $condWhy(() => K1A0_d24(o), $q129, () => K1A0_x11(o, [...[], $q129]));
 }
 /** derive "bindingsFit": memo m25 */
 function K1A0_d25(o: K1A0): boolean {
   try {
     return (o.m25 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q238);
+    throw $wrap(e, $q240);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q239, $q136]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q239, $q136])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q241, $q138]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q241, $q138])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2310,11 +2316,11 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q238, () => K1A0_x12(o, [...[], $q238]));
+  return $condWhy(() => K1A0_d25(o), $q240, () => K1A0_x12(o, [...[], $q240]));
 }
 /** why "packedKv" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q40, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q159, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q240, () => o.s0[2], $q105, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q161, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q242, () => o.s0[2], $q107, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2326,7 +2332,7 @@ function K1A0_c3(o: K1A0): boolean {
 }
 /** why "packedKv" does not hold */
 function K1A0_w3(o: K1A0): string {
-  return $condWhy(() => K1A0_d16(o), $q118, () => K1A0_x13(o, [...[], $q118]));
+  return $condWhy(() => K1A0_d16(o), $q120, () => K1A0_x13(o, [...[], $q120]));
 }
 /** when "usesRotary" */
 function K1A0_c4(o: K1A0): boolean {
@@ -2338,14 +2344,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q231, () => K1A0_x3(o, [...[], $q231]));
+  return $condWhy(() => K1A0_d1(o), $q233, () => K1A0_x3(o, [...[], $q233]));
 }
 /** derive "attnStorageBytes": memo m26 */
 function K1A0_d26(o: K1A0): number {
   try {
     return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, $chk((2 as number) * ((o.m23 ?? K1A0_d23(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q241);
+    throw $wrap(e, $q243);
   }
 }
 /** derive "attnStorageFits": memo m27 */
@@ -2354,7 +2360,7 @@ function K1A0_d27(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d21(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q142, () => K1A0_d21(o)]), () => $why(path, K0A0V8, [$q241, () => K1A0_d26(o), $q140, $q141])]);
+  return $and([() => ((K1A0_d21(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q144, () => K1A0_d21(o)]), () => $why(path, K0A0V8, [$q243, () => K1A0_d26(o), $q142, $q143])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2366,7 +2372,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d27(o), $q242, () => K1A0_x14(o, [...[], $q242]));
+  return $condWhy(() => K1A0_d27(o), $q244, () => K1A0_x14(o, [...[], $q244]));
 }
 /** derive "sparseKeyCeiling": memo m28 */
 function K1A0_d28(o: K1A0): number {
@@ -2397,7 +2403,7 @@ function K1A0_d31(o: K1A0): number {
   try {
     return (o.m31 ??= $max((1 as number), ($min(((o.m29 ?? K1A0_d29(o)) as number), ($ceilDiv((128 as number), ($max((1 as number), ((o.m30 ?? K1A0_d30(o)) as number)) as number)) as number)) as number)));
   } catch (e) {
-    throw $wrap(e, $q128);
+    throw $wrap(e, $q130);
   }
 }
 /** derive "sparsePartialBytes": memo m32 */
@@ -2405,7 +2411,7 @@ function K1A0_d32(o: K1A0): number {
   try {
     return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q243);
+    throw $wrap(e, $q245);
   }
 }
 /** derive "sparseMergeLanes": memo m33 */
@@ -2425,12 +2431,12 @@ function K1A0_d35(o: K1A0): boolean {
   try {
     return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1073741824 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (1024 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (65536 as number))));
   } catch (e) {
-    throw $wrap(e, $q244);
+    throw $wrap(e, $q246);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q128, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q123, $q124]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q128, () => K1A0_d31(o), $q123, $q124]), () => ((K1A0_d32(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q243, () => K1A0_d32(o), $q239, $q136]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q245, () => K1A0_d34(o), $q125, $q126]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q245, () => K1A0_d34(o), $q138, $q126]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q140, $q141])]);
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q130, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q125, $q126]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q130, () => K1A0_d31(o), $q125, $q126]), () => ((K1A0_d32(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q245, () => K1A0_d32(o), $q241, $q138]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q247, () => K1A0_d34(o), $q127, $q128]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q247, () => K1A0_d34(o), $q140, $q128]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q142, $q143])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2442,43 +2448,43 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d35(o), $q244, () => K1A0_x15(o, [...[], $q244]));
+  return $condWhy(() => K1A0_d35(o), $q246, () => K1A0_x15(o, [...[], $q246]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q185, $q201).shape, 1, $q223);
+    return $dimS($need(o.t9, $q187, $q203).shape, 1, $q225);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q185, $q201).shape, 1, $q223));
+    return $show($dimS($need(o.t9, $q187, $q203).shape, 1, $q225));
   } catch (e) {
-    if (e instanceof EvalFailure) return $q23 + e.message;
+    if (e instanceof EvalFailure) return $q25 + e.message;
     throw e;
   }
 }
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q200, $q201);
-    const q5 = $buf(o.t9!, $q201, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q202, $q203);
-    const q6 = $buf(o.t10!, $q203, 2, K1A0V7);
-    const b7 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
+    const q0 = $buf(o.t0!, $q74, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q201, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q202, $q203);
+    const q5 = $buf(o.t9!, $q203, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q204, $q205);
+    const q6 = $buf(o.t10!, $q205, 2, K1A0V7);
+    const b7 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q247, $q248, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q249, $q250, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2486,14 +2492,14 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q200, $q201);
-    const q1 = $buf(o.t9!, $q201, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q202, $q203);
-    const q2 = $buf(o.t10!, $q203, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
+    const q0 = $buf(o.t0!, $q74, 2, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q202, $q203);
+    const q1 = $buf(o.t9!, $q203, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q204, $q205);
+    const q2 = $buf(o.t10!, $q205, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q201, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2508,15 +2514,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q206, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q208, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q208, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q210, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q201, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
+    const b8 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q251), $u32(r0, pp, $q252), $u32(o.s6[1], pp, $q253), $u32(o.s3[2], pp, $q254), $f32(o.a4, pp, $q157), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2524,7 +2530,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q253, $q254, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q255, $q256, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2532,12 +2538,12 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q80, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q82, 2, K1A0V7);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q156, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q158, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V14, st);
   }
@@ -2547,21 +2553,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S0 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S0 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q257;
-    if (s1 === undefined) $noShown(K1A0S0 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q259;
+    if (s1 === undefined) $noShown(K1A0S0 + $q260, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q204) * 2), 1073741824, $q50, K1A0S0, $q259);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q206) * 2), 1073741824, $q52, K1A0S0, $q261);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q209) * 4), 1073741824, $q50, K1A0S0, $q260);
-    return $plan($q181, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q211) * 4), 1073741824, $q52, K1A0S0, $q262);
+    return $plan($q183, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V15, st);
   }
@@ -2582,24 +2588,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q231, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q233, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q199, 4, K1A0V7);
-    const b5 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
+    const q0 = $buf(o.t0!, $q74, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q3 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q4 = $buf(o.t8!, $q201, 4, K1A0V7);
+    const b5 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q247, $q248, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q249, $q250, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2607,16 +2613,16 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q206, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q208, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q199, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q74, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q208, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q210, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q201, 4, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
+    const b8 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q251), $u32(r0, pp, $q252), $u32(o.s6[1], pp, $q253), $u32(o.s3[2], pp, $q254), $f32(o.a4, pp, $q157), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2624,7 +2630,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q253, $q254, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q255, $q256, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V12, st);
   }
@@ -2633,14 +2639,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S7 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q263;
+    if (s0 === undefined) $noShown(K1A0S7 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q209) * 4), 1073741824, $q50, K1A0S7, $q260);
-    return $plan($q181, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q211) * 4), 1073741824, $q52, K1A0S7, $q262);
+    return $plan($q183, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V18, st);
   }
@@ -2653,7 +2659,7 @@ function K1A0_r1(o: K1A0): string {
 }
 /** why "separateKv" is not true */
 function K1A0_x16(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q145, () => (o.t2 !== null), () => $where(path) + $q146, () => ($need(o.t1, $q99, $q52).shape.length === 3), () => $why(path, K1A0V19, [$q99, () => $need(o.t1, $q99, $q52).shape.length]), () => ($need(o.t2, $q100, $q54).shape.length === 3), () => $why(path, K1A0V19, [$q100, () => $need(o.t2, $q100, $q54).shape.length]), () => $same($need(o.t1, $q228, $q52).shape as readonly number[], $need(o.t2, $q229, $q54).shape as readonly number[]), () => $why(path, K0A0V0, [$q228, () => $need(o.t1, $q228, $q52).shape, $q229, () => $need(o.t2, $q229, $q54).shape]), () => ($dimT(o.t1, (0 as number), $q52) === o.s0[0]), () => $why(path, K0A0V1, [$q147, () => $dimT(o.t1, (0 as number), $q52), $q94, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q52) === o.s0[1]), () => $why(path, K0A0V1, [$q148, () => $dimT(o.t1, (1 as number), $q52), $q232, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q52) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q52), $q98, () => K1A0_d12(o)]), () => ($need(o.t1, $q101, $q52).dtype === $q102), () => $why(path, K0A0V1, [$q101, () => $need(o.t1, $q101, $q52).dtype, $q110, $q109]), () => ($need(o.t2, $q103, $q54).dtype === $q102), () => $why(path, K0A0V1, [$q103, () => $need(o.t2, $q103, $q54).dtype, $q110, $q109]), () => $why(path, K0A0V1, [$q240, () => o.s0[2], $q95, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q147, () => (o.t2 !== null), () => $where(path) + $q148, () => ($need(o.t1, $q101, $q54).shape.length === 3), () => $why(path, K1A0V19, [$q101, () => $need(o.t1, $q101, $q54).shape.length]), () => ($need(o.t2, $q102, $q56).shape.length === 3), () => $why(path, K1A0V19, [$q102, () => $need(o.t2, $q102, $q56).shape.length]), () => $same($need(o.t1, $q230, $q54).shape as readonly number[], $need(o.t2, $q231, $q56).shape as readonly number[]), () => $why(path, K0A0V0, [$q230, () => $need(o.t1, $q230, $q54).shape, $q231, () => $need(o.t2, $q231, $q56).shape]), () => ($dimT(o.t1, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, [$q149, () => $dimT(o.t1, (0 as number), $q54), $q96, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q54) === o.s0[1]), () => $why(path, K0A0V1, [$q150, () => $dimT(o.t1, (1 as number), $q54), $q234, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q54) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q54), $q100, () => K1A0_d12(o)]), () => ($need(o.t1, $q103, $q54).dtype === $q104), () => $why(path, K0A0V1, [$q103, () => $need(o.t1, $q103, $q54).dtype, $q112, $q111]), () => ($need(o.t2, $q105, $q56).dtype === $q104), () => $why(path, K0A0V1, [$q105, () => $need(o.t2, $q105, $q56).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q242, () => o.s0[2], $q97, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2665,31 +2671,31 @@ function K1A0_c8(o: K1A0): boolean {
 }
 /** why "separateKv" does not hold */
 function K1A0_w8(o: K1A0): string {
-  return $condWhy(() => K1A0_d15(o), $q104, () => K1A0_x16(o, [...[], $q104]));
+  return $condWhy(() => K1A0_d15(o), $q106, () => K1A0_x16(o, [...[], $q106]));
 }
 function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
-    if (o.t9 === null) $omitted(pp, $q200, $q201);
-    const q6 = $buf(o.t9!, $q201, 2, K1A0V7);
-    if (o.t10 === null) $omitted(pp, $q202, $q203);
-    const q7 = $buf(o.t10!, $q203, 2, K1A0V7);
-    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q53, $q54);
+    const q0 = $buf(o.t1!, $q54, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q55, $q56);
+    const q1 = $buf(o.t2!, $q56, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q201, 4, K1A0V7);
+    if (o.t9 === null) $omitted(pp, $q202, $q203);
+    const q6 = $buf(o.t9!, $q203, 2, K1A0V7);
+    if (o.t10 === null) $omitted(pp, $q204, $q205);
+    const q7 = $buf(o.t10!, $q205, 2, K1A0V7);
+    const b8 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q247, $q248, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q249, $q250, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2699,21 +2705,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q262;
-    if (s0 === undefined) $noShown(K1A0S11 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q264;
+    if (s0 === undefined) $noShown(K1A0S11 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q263;
-    if (s1 === undefined) $noShown(K1A0S11 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q265;
+    if (s1 === undefined) $noShown(K1A0S11 + $q260, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q204) * 2), 1073741824, $q50, K1A0S11, $q259);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q206) * 2), 1073741824, $q52, K1A0S11, $q261);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q209) * 4), 1073741824, $q50, K1A0S11, $q260);
-    return $plan($q181, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q211) * 4), 1073741824, $q52, K1A0S11, $q262);
+    return $plan($q183, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V21, st);
   }
@@ -2727,22 +2733,22 @@ function K1A0_r2(o: K1A0): string {
 function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    if (o.t1 === null) $omitted(pp, $q51, $q52);
-    const q0 = $buf(o.t1!, $q52, 2, K1A0V7);
-    if (o.t2 === null) $omitted(pp, $q53, $q54);
-    const q1 = $buf(o.t2!, $q54, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
-    const b6 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), 0, 0];
+    if (o.t1 === null) $omitted(pp, $q53, $q54);
+    const q0 = $buf(o.t1!, $q54, 2, K1A0V7);
+    if (o.t2 === null) $omitted(pp, $q55, $q56);
+    const q1 = $buf(o.t2!, $q56, 2, K1A0V7);
+    const q2 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q3 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q4 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q201, 4, K1A0V7);
+    const b6 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q247, $q248, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q249, $q250, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V9, st);
   }
@@ -2751,14 +2757,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q264;
-    if (s0 === undefined) $noShown(K1A0S16 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q266;
+    if (s0 === undefined) $noShown(K1A0S16 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q209) * 4), 1073741824, $q50, K1A0S16, $q260);
-    return $plan($q181, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q211) * 4), 1073741824, $q52, K1A0S16, $q262);
+    return $plan($q183, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V23, st);
   }
@@ -2772,20 +2778,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q206, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q208, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q199, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q80, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q1 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q2 = $buf(o.t5!, $q208, 4, K1A0V7);
+    const q3 = $buf(o.t6!, $q210, 4, K1A0V7);
+    const q4 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q5 = $buf(o.t8!, $q201, 4, K1A0V7);
+    const q6 = $buf(o.t11!, $q82, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
+    const b8 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q251), $u32(r0, pp, $q252), $u32(o.s6[1], pp, $q253), $u32(o.s3[2], pp, $q254), $f32(o.a4, pp, $q157), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q265, $q266, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q267, $q268, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
@@ -2795,17 +2801,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S20 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q257;
+    if (s0 === undefined) $noShown(K1A0S20 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q257;
-    if (s1 === undefined) $noShown(K1A0S20 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q259;
+    if (s1 === undefined) $noShown(K1A0S20 + $q260, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q204) * 2), 1073741824, $q50, K1A0S20, $q259);
-    return $plan($q181, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q206) * 2), 1073741824, $q52, K1A0S20, $q261);
+    return $plan($q183, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V26, st);
   }
@@ -2818,31 +2824,31 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q72, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q193, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q195, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q206, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q208, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q197, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q199, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q80, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q74, 2, K1A0V7);
+    const q1 = $buf(o.t3!, $q195, 2, K1A0V7);
+    const q2 = $buf(o.t4!, $q197, 2, K1A0V7);
+    const q3 = $buf(o.t5!, $q208, 4, K1A0V7);
+    const q4 = $buf(o.t6!, $q210, 4, K1A0V7);
+    const q5 = $buf(o.t7!, $q199, 4, K1A0V7);
+    const q6 = $buf(o.t8!, $q201, 4, K1A0V7);
+    const q7 = $buf(o.t11!, $q82, 2, K1A0V7);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q246), $u32(o.s0[0], pp, $q150), $u32(o.s5[0], pp, $q249), $u32(r0, pp, $q250), $u32(o.s6[1], pp, $q251), $u32(o.s3[2], pp, $q252), $f32(o.a4, pp, $q155), 0];
+    const b8 = [$u32(o.s0[1], pp, $q248), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q251), $u32(r0, pp, $q252), $u32(o.s6[1], pp, $q253), $u32(o.s3[2], pp, $q254), $f32(o.a4, pp, $q157), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q265, $q266, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q267, $q268, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V25, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q261;
-  if (s0 === undefined) $noShown(K1A0S24 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q263;
+  if (s0 === undefined) $noShown(K1A0S24 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q181, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q183, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2854,17 +2860,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q262;
-    if (s0 === undefined) $noShown(K1A0S27 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q264;
+    if (s0 === undefined) $noShown(K1A0S27 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q263;
-    if (s1 === undefined) $noShown(K1A0S27 + $q258, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q265;
+    if (s1 === undefined) $noShown(K1A0S27 + $q260, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q204) * 2), 1073741824, $q50, K1A0S27, $q259);
-    return $plan($q181, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q206) * 2), 1073741824, $q52, K1A0S27, $q261);
+    return $plan($q183, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V28, st);
   }
@@ -2876,10 +2882,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q264;
-  if (s0 === undefined) $noShown(K1A0S31 + $q256, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q266;
+  if (s0 === undefined) $noShown(K1A0S31 + $q258, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q181, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q183, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2891,19 +2897,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q181, $q164);
+    $evalFail(e, $q183, $q166);
   }
-  const h0 = $outShape(o0, 3, $q181, $q80);
-  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q102, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q181, $q80, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  const h0 = $outShape(o0, 3, $q183, $q82);
+  if (o.t11 === null) o.t11 = { shape: h0, dtype: $q104, n: $product(h0) };
+  else if (!$same(o.t11.shape, h0)) $badOutput($q183, $q82, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q181, $q193, o.u3.shape, h1, $q234);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q183, $q195, o.u3.shape, h1, $q236);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q181, $q195, o.u4.shape, h2, $q233);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q183, $q197, o.u4.shape, h2, $q235);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q165, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q165, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q165, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q167, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q167, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q167, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2913,7 +2919,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q166, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q168, "SparseAttention: no variant fits this call on profile desktop-64k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-64k. Throws KernelCallError when the call cannot run. */
@@ -2946,41 +2952,41 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in ins) {
       if (!$hasOwn.call(ins, key)) continue;
       switch (key) {
-        case $q72:
-          t0 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q52:
-          t1 = $td(ins[key], K1, $q31, key);
+        case $q74:
+          t0 = $td(ins[key], K1, $q33, key);
           break;
         case $q54:
-          t2 = $td(ins[key], K1, $q31, key);
+          t1 = $td(ins[key], K1, $q33, key);
           break;
-        case $q193:
-          t3 = $td(ins[key], K1, $q31, key);
+        case $q56:
+          t2 = $td(ins[key], K1, $q33, key);
           break;
         case $q195:
-          t4 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q206:
-          t5 = $td(ins[key], K1, $q31, key);
-          break;
-        case $q208:
-          t6 = $td(ins[key], K1, $q31, key);
+          t3 = $td(ins[key], K1, $q33, key);
           break;
         case $q197:
-          t7 = $td(ins[key], K1, $q31, key);
+          t4 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q208:
+          t5 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q210:
+          t6 = $td(ins[key], K1, $q33, key);
           break;
         case $q199:
-          t8 = $td(ins[key], K1, $q31, key);
+          t7 = $td(ins[key], K1, $q33, key);
           break;
         case $q201:
-          t9 = $td(ins[key], K1, $q31, key);
+          t8 = $td(ins[key], K1, $q33, key);
           break;
         case $q203:
-          t10 = $td(ins[key], K1, $q31, key);
+          t9 = $td(ins[key], K1, $q33, key);
+          break;
+        case $q205:
+          t10 = $td(ins[key], K1, $q33, key);
           break;
         default:
-          $fail($q0, K1 + $q167 + key + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q169 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2988,17 +2994,17 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in outs) {
       if (!$hasOwn.call(outs, key)) continue;
       switch (key) {
-        case $q80:
-          t11 = $td(outs[key], K1, $q32, key);
-          break;
-        case $q193:
-          u3 = $td(outs[key], K1, $q32, key);
+        case $q82:
+          t11 = $td(outs[key], K1, $q34, key);
           break;
         case $q195:
-          u4 = $td(outs[key], K1, $q32, key);
+          u3 = $td(outs[key], K1, $q34, key);
+          break;
+        case $q197:
+          u4 = $td(outs[key], K1, $q34, key);
           break;
         default:
-          $fail($q0, K1 + $q168 + key + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q170 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3006,26 +3012,26 @@ export function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q267:
+        case $q269:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q170:
+        case $q172:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q171:
+        case $q173:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q268:
+        case $q270:
           g3 = $av(attrs[key], K1, key);
           break;
-        case $q154:
+        case $q156:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q269:
+        case $q271:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q172 + key + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q174 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3034,95 +3040,95 @@ export function plan1(call: SparseAttentionCall): Plan {
   let dt1: string | undefined = undefined;
   let by1 = "";
   if (t0 === null) {
-    $missing(K1, $q31, $q72);
+    $missing(K1, $q33, $q74);
   } else {
     dt0 = t0.dtype;
-    by0 = $q72;
-    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q31, $q72);
+    by0 = $q74;
+    if (t0.shape.length !== 3) $rank(t0, 3, K1, $q33, $q74);
   }
   if (t1 === null) {
   } else {
-    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q31, $q52);
+    if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q33, $q54);
   }
   if (t2 === null) {
   } else {
-    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q31, $q54);
+    if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q33, $q56);
   }
   if (t3 === null) {
-    $missing(K1, $q31, $q193);
+    $missing(K1, $q33, $q195);
   } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q31, $q193);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", 4, K1, $q33, $q195);
   }
   if (t4 === null) {
-    $missing(K1, $q31, $q195);
+    $missing(K1, $q33, $q197);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q31, $q195);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", 4, K1, $q33, $q197);
   }
   if (t5 === null) {
-    $missing(K1, $q31, $q206);
+    $missing(K1, $q33, $q208);
   } else {
     dt1 = t5.dtype;
-    by1 = $q206;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q31, $q206);
+    by1 = $q208;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q208);
   }
   if (t6 === null) {
-    $missing(K1, $q31, $q208);
+    $missing(K1, $q33, $q210);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q31, $q208);
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", 2, K1, $q33, $q210);
   }
   if (t7 === null) {
-    $missing(K1, $q31, $q197);
+    $missing(K1, $q33, $q199);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q31, $q197);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", 1, K1, $q33, $q199);
   }
   if (t8 === null) {
-    $missing(K1, $q31, $q199);
+    $missing(K1, $q33, $q201);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q31, $q199);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q33, $q201);
   }
   if (t9 === null) {
   } else {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q31, $q201);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q33, $q203);
   }
   if (t10 === null) {
   } else {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q31, $q203);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q33, $q205);
   }
   if (t11 === null) {
   } else {
-    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q32, $q80);
+    if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q34, $q82);
   }
   if (u3 === null) {
   } else {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q32, $q193);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q34, $q195);
   }
   if (u4 === null) {
   } else {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q32, $q195);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q34, $q197);
   }
-  if (dt0 === undefined) dt0 = $q102;
-  else if (dt0 !== $q102) $fail($q0, K1 + $q173 + dt0 + $q174);
-  if (dt1 === undefined) dt1 = $q175;
-  else if (dt1 !== $q175) $fail($q0, K1 + ": M = " + dt1 + $q176);
-  $num(g0, false, K1, $q267);
-  $num(g1, false, K1, $q170);
-  $num(g2, false, K1, $q171);
-  $num(g3, false, K1, $q268);
-  $num(g4, false, K1, $q154);
-  $num(g5, false, K1, $q269);
+  if (dt0 === undefined) dt0 = $q104;
+  else if (dt0 !== $q104) $fail($q0, K1 + $q175 + $name(dt0) + $q176);
+  if (dt1 === undefined) dt1 = $q177;
+  else if (dt1 !== $q177) $fail($q0, K1 + ": M = " + $name(dt1) + $q178);
+  $num(g0, false, K1, $q269);
+  $num(g1, false, K1, $q172);
+  $num(g2, false, K1, $q173);
+  $num(g3, false, K1, $q270);
+  $num(g4, false, K1, $q156);
+  $num(g5, false, K1, $q271);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q270);
-  if (a1 === undefined) $fail($q0, K1 + $q177);
-  if (a2 === undefined) $fail($q0, K1 + $q178);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q270);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q272);
+  if (a1 === undefined) $fail($q0, K1 + $q179);
+  if (a2 === undefined) $fail($q0, K1 + $q180);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q272);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q102 && dt1 === $q175) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
-  return $fail($q166, K1 + $q179 + "T=" + dt0 + ", " + "M=" + dt1 + $q180);
+  if (dt0 === $q104 && dt1 === $q177) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q168, K1 + $q181 + "T=" + dt0 + ", " + "M=" + dt1 + $q182);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

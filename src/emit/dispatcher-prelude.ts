@@ -192,7 +192,7 @@ function $missing(kernel«: string», what«: string», id«: string»)«: never
 }
 /** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
 function $dtypeClash(kernel«: string», what«: string», id«: string», dtype«: string», by«: string», param«: string», prev«: string»)«: never» {
-  return $badTensor(kernel, what, id, " has dtype " + dtype + ", but \u0060" + by + "\u0060 makes " + param + " = " + prev);
+  return $badTensor(kernel, what, id, " has dtype " + $name(dtype) + ", but \u0060" + by + "\u0060 makes " + param + " = " + $name(prev));
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel«: string», what«: string», id«: string», rank«: number», got«: number»)«: never» {
@@ -355,6 +355,10 @@ function $show(v«: unknown», d«: number» = 0)«: string» {
   if (typeof v === "object" && v !== null) return "(object)";
   if (typeof v === "function") return "(function)";
   return String(v);
+}
+/** A name or dtype string a call gives, as messages show it: cut past 256 characters (call-snapshot.ts's showCallName). */
+function $name(s«: string»)«: string» {
+  return s.length > 256 ? s.slice(0, 256) + "\u2026 (" + s.length + " characters)" : s;
 }
 function $try(f«: () => unknown»)«: unknown» {
   try {

@@ -90,7 +90,9 @@ export function generateKernel(
       w.line(`case ${str(id)}:`)
         .line(`  ${local(id)} = ${read(id)};`)
         .line(`  break;`);
-    w.line(`default:`).line(`  ${fail(`${K} + ${str(`: unknown ${what} \``)} + key + ${str(`\`; ${what}s are ${ids.join(", ")}`)}`)};`);
+    w.line(`default:`).line(
+      `  ${fail(`${K} + ${str(`: unknown ${what} \``)} + $name(key) + ${str(`\`; ${what}s are ${ids.join(", ")}`)}`)};`,
+    );
     w.close().close().close();
   };
   keyLoop(
@@ -157,7 +159,9 @@ export function generateKernel(
       }
       if (state !== "set") known.set(d, optional ? "maybe" : "set");
     } else {
-      w.line(`if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + ${local}.dtype);`);
+      w.line(
+        `if (${local}.dtype !== ${str(dtype)}) $badTensor(${args}, ${str(` must have dtype ${dtype}, got `)} + $name(${local}.dtype));`,
+      );
     }
     if (rank !== undefined && !rankChecked) w.line(`if (${local}.shape.length !== ${rank}) $rank(${local}, ${rank}, ${args});`);
     w.close();
@@ -169,7 +173,7 @@ export function generateKernel(
   }
   for (const tc of spec.typeConstraints) {
     const d = paramIndex.get(tc.name)!;
-    const msg = `${K} + ${str(`: ${tc.name} = `)} + dt${d} + ${str(` is not allowed; allowed: ${tc.types.join(", ")}`)}`;
+    const msg = `${K} + ${str(`: ${tc.name} = `)} + $name(dt${d}) + ${str(` is not allowed; allowed: ${tc.types.join(", ")}`)}`;
     // An output the planner fills (the call left it out) needs its dtype from another tensor when
     // its type parameter allows several: the first allowed type would be a silent guess.
     const unfixed = unfixedOutputMessage(k, fill, tc.name, tc.types);

@@ -45,6 +45,15 @@ export function showCallValue(v: unknown, depth = 0): string {
   return String(v);
 }
 
+/**
+ * A name or dtype string a call gives (an unknown tensor or attribute name, a dtype), as call errors
+ * show it: as given, but cut past SHOW_CHARS characters like a shown string (the generated
+ * dispatcher's $name cuts the same way), so a megabyte of name gives a short message.
+ */
+export function showCallName(s: string): string {
+  return s.length > SHOW_CHARS ? `${s.slice(0, SHOW_CHARS)}\u2026 (${s.length} characters)` : s;
+}
+
 /** A snapshot: the call's tensors and attributes as fresh plain records (no prototype). */
 export interface CallSnapshot extends Call {
   readonly inputs: Record<string, TensorDesc | null>;
@@ -129,7 +138,7 @@ export function snapshotCall(model: KernelModel, call: unknown): CallSnapshot {
     // for-in skipping inherited keys: the same keys, in the same order, as the generated code reads.
     for (const key in b) {
       if (!hasOwn(b, key)) continue;
-      if (!ids.includes(key)) fail(`unknown ${what} \`${key}\`; ${what}s are ${ids.join(", ")}`, at(bagOf(what), key));
+      if (!ids.includes(key)) fail(`unknown ${what} \`${showCallName(key)}\`; ${what}s are ${ids.join(", ")}`, at(bagOf(what), key));
       take(key, b[key]);
     }
   };

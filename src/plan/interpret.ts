@@ -11,7 +11,7 @@ import { EvalError, valuesEqual } from "../lang/ops.js";
 import type { BindingPlan, BindingResource, PassPlan, Plan, TensorDesc } from "../model/plan.js";
 import { appendPointer } from "../core/json-source.js";
 import { KernelCallError } from "./call-error.js";
-import { showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
+import { showCallName, showCallValue, snapshotCall, type CallSnapshot } from "./call-snapshot.js";
 import { CallLeaves, DeriveEnv, attrValue } from "./env.js";
 import { explainFalse, formatReason, showValue } from "./explain-false.js";
 import { outputsToFill, unfixedOutputMessage, type AssignmentModel, type KernelModel, type VariantModel } from "./dispatch-model.js";
@@ -72,10 +72,11 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
         boundAt.set(dtype, at(bagOf(what), id, "dtype"));
       } else if (prev !== t.dtype)
         fail(
-          `${what} \`${id}\` has dtype ${t.dtype}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${prev}`,
+          `${what} \`${id}\` has dtype ${showCallName(t.dtype)}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${showCallName(prev!)}`,
           at(bagOf(what), id, "dtype"),
         );
-    } else if (t.dtype !== dtype) fail(`${what} \`${id}\` must have dtype ${dtype}, got ${t.dtype}`, at(bagOf(what), id, "dtype"));
+    } else if (t.dtype !== dtype)
+      fail(`${what} \`${id}\` must have dtype ${dtype}, got ${showCallName(t.dtype)}`, at(bagOf(what), id, "dtype"));
     if (rank !== undefined && t.shape.length !== rank)
       fail(`${what} \`${id}\` must have rank ${rank}, got ${t.shape.length}`, at(bagOf(what), id, "shape"));
   };
@@ -89,7 +90,7 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
       const unfixed = unfixedOutputMessage(k, fill, p, allowed);
       if (unfixed !== undefined) fail(unfixed, at("outputs"));
       dtypes[p] = allowed[0]!;
-    } else if (!allowed.includes(b)) fail(`${p} = ${b} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
+    } else if (!allowed.includes(b)) fail(`${p} = ${showCallName(b)} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
     else dtypes[p] = b;
   }
   for (const a of spec.attributes) {

@@ -84,7 +84,15 @@ export interface CallOutcome {
   readonly plan?: Plan;
   /** The call's own keys other than inputs, outputs, attrs and `$`-keys such as `$comment` (a planner ignores them: likely typos). */
   readonly unknownKeys: readonly string[];
+  /**
+   * Keys of tensor entries other than shape, dtype and `$`-keys (`data`, `sahpe`), with the entry
+   * (`input \`xT\``) and the key's JSON pointer. A planner ignores them (a runtime tensor may carry
+   * more), but in a call written for explain they are mistakes: a `data` there is not read.
+   */
+  readonly unknownTensorKeys: readonly { readonly entry: string; readonly key: string; readonly pointer: string }[];
 }
+
+const TENSOR_KEYS = ["shape", "dtype"] as const;
 
 const CALL_KEYS = ["inputs", "outputs", "attrs"] as const;
 /** Likely names of a call's keys that are too far from them for a did-you-mean by edit distance. */
@@ -124,7 +132,37 @@ export function explainCall(model: KernelModel, call: unknown): CallOutcome {
     typeof call === "object" && call !== null && !Array.isArray(call)
       ? Object.keys(call).filter((k) => !(CALL_KEYS as readonly string[]).includes(k) && !k.startsWith("$"))
       : [];
-  return { picked, rejected, error, plan: plan ? (JSON.parse(JSON.stringify(plan)) as Plan) : undefined, unknownKeys };
+  return {
+    picked,
+    rejected,
+    error,
+    plan: plan ? (JSON.parse(JSON.stringify(plan)) as Plan) : undefined,
+    unknownKeys,
+    unknownTensorKeys: unknownTensorKeys(call),
+  };
+}
+
+/** The keys of the call's tensor entries other than shape, dtype and `$`-keys (see CallOutcome). */
+function unknownTensorKeys(call: unknown): CallOutcome["unknownTensorKeys"] {
+  const out: { entry: string; key: string; pointer: string }[] = [];
+  const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+  if (!isObject(call)) return out;
+  for (const [bag, what] of [
+    ["inputs", "input"],
+    ["outputs", "output"],
+  ] as const) {
+    const tensors = Object.hasOwn(call, bag) ? call[bag] : undefined;
+    if (!isObject(tensors)) continue;
+    for (const id of Object.keys(tensors)) {
+      const entry = tensors[id];
+      if (!isObject(entry)) continue;
+      for (const key of Object.keys(entry)) {
+        if ((TENSOR_KEYS as readonly string[]).includes(key) || key.startsWith("$")) continue;
+        out.push({ entry: `${what} \`${id}\``, key, pointer: [bag, id, key].reduce<string>((p, t) => appendPointer(p, t), "") });
+      }
+    }
+  }
+  return out;
 }
 
 /** A call's outcome as `kernelc explain --format json` prints it under `call`. */
@@ -202,6 +240,20 @@ export function callDiagnostics(model: KernelModel, outcome: CallOutcome, source
         `unknown key \`${key}\` in the call of ${name}: a call has only inputs, outputs and attrs (and $-keys for comments), and a planner refuses other keys`,
         callLocation(source, appendPointer("", key)),
         { hint: guess ? `${guess} (${callSignature(model)})` : `remove it (${callSignature(model)})`, notes: at(appendPointer("", key)) },
+      ),
+    );
+  }
+  for (const { entry, key, pointer } of outcome.unknownTensorKeys) {
+    const guess = didYouMean(key, TENSOR_KEYS);
+    out.push(
+      makeDiagnostic(
+        "call_invalid",
+        `unknown key \`${key}\` in ${entry} of the call of ${name}: a tensor entry has only shape and dtype (and $-keys for comments)`,
+        callLocation(source, pointer),
+        {
+          hint: `${guess ?? "remove it;"} a tensor entry is { shape, dtype }${key === "data" ? " (a call holds no tensor data: explain plans from shapes and dtypes)" : ""}`,
+          notes: at(pointer),
+        },
       ),
     );
   }

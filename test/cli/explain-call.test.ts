@@ -149,6 +149,29 @@ describe("kernelc explain --call: a call that cannot be planned fails with exit 
     expect(commented.stderr).toBe("");
   });
 
+  it("a key other than shape and dtype in a tensor entry is call_invalid at its pointer, naming the allowed keys; `$comment` is allowed", async () => {
+    const call = { inputs: { xT: { ...t([4096]), data: [1, 2] } }, outputs: { yT: { ...t([4096]), shapes: [4096] } } };
+    const r = await explainCall(JSON.stringify(call));
+    expect(r.code).toBe(1);
+    expect(headers(r.stderr)).toEqual([
+      "error[call_invalid]: unknown key `data` in input `xT` of the call of Axpby: a tensor entry has only shape and dtype (and $-keys for comments)",
+      "error[call_invalid]: unknown key `shapes` in output `yT` of the call of Axpby: a tensor entry has only shape and dtype (and $-keys for comments)",
+    ]);
+    expect(wheres(r.stderr)).toEqual(["call.json:1:51 (/inputs/xT/data)", "call.json:1:116 (/outputs/yT/shapes)"]);
+    expect(r.stderr).toContain("= hint: remove it; a tensor entry is { shape, dtype }");
+    expect(r.stderr).toContain("= hint: did you mean `shape`? a tensor entry is { shape, dtype }");
+    const json = await explainCall(JSON.stringify(call), "--format", "json");
+    expect(json.code).toBe(1);
+    const data = JSON.parse(json.stdout) as { diagnostics: { code: string; pointer: string }[] };
+    expect(data.diagnostics.map((d) => [d.code, d.pointer])).toEqual([
+      ["call_invalid", "/inputs/xT/data"],
+      ["call_invalid", "/outputs/yT/shapes"],
+    ]);
+    const commented = await explainCall(JSON.stringify({ inputs: { xT: { ...t([4096]), $comment: "x" } }, outputs: { yT: t([4096]) } }));
+    expect(commented.code).toBe(0);
+    expect(commented.stderr).toBe("");
+  });
+
   it("an accepted call exits 0 and prints no diagnostic", async () => {
     const r = await explainCall(JSON.stringify({ ...good, attrs: { alpha: 2 } }));
     expect(r.code).toBe(0);

@@ -2,8 +2,9 @@
 /**
  * `kernelc tune`: measures the candidate tunable settings of the config's `tune` section on this
  * machine's GPU (Dawn, the `webgpu` package) and writes the winners to kernelc.tune.json, which
- * `kernelc build` reads as pins. Measurements are cached in .kernelc-cache/tune.json so that a
- * re-run measures only what changed and an interrupted run keeps what it measured.
+ * `kernelc build` reads as pins. Measurements are cached in .kernelc-cache/tune.json (signed with
+ * this user's key, like the other caches) so that a re-run measures only what changed and an
+ * interrupted run keeps what it measured.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -13,6 +14,7 @@ import { hasErrors, UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
 import { TUNE_FILE } from "../plan/tune-file.js";
 import { tuneProfile, type MeasurementCache } from "../tune/tune.js";
+import { readCacheJson, writeCacheJson } from "./cache-file.js";
 import { printDiagnostics, type Format, type Io } from "./io.js";
 import { Progress } from "./progress.js";
 
@@ -37,16 +39,19 @@ function writeAtomic(file: string, text: string): void {
   fs.renameSync(tmp, file);
 }
 
+/**
+ * The measurements of the cache file, signed as every cache under .kernelc-cache/ is
+ * (cli/cache-file.ts): an unsigned, edited or foreign file (one committed to a pull request, whose
+ * times would choose the tuned pins) is not read, and the run measures again.
+ */
 function readCache(file: string): MeasurementCache {
-  try {
-    const data = JSON.parse(fs.readFileSync(file, "utf8")) as { measurements?: Record<string, unknown> };
-    const out: MeasurementCache = new Map();
-    for (const [k, v] of Object.entries(data.measurements ?? {}))
-      if (/^[0-9a-f]{64}$/.test(k) && typeof v === "number" && Number.isFinite(v) && v >= 0) out.set(k, v);
-    return out;
-  } catch {
-    return new Map();
-  }
+  const data = readCacheJson(file) as { measurements?: unknown } | undefined;
+  const out: MeasurementCache = new Map();
+  const measurements = data !== null && typeof data === "object" ? data.measurements : undefined;
+  if (measurements === null || typeof measurements !== "object") return out;
+  for (const [k, v] of Object.entries(measurements))
+    if (/^[0-9a-f]{64}$/.test(k) && typeof v === "number" && Number.isFinite(v) && v >= 0) out.set(k, v);
+  return out;
 }
 
 /** `kernelc tune`. */
@@ -90,10 +95,11 @@ export async function runTune(io: Io, opts: TuneCommandOptions): Promise<number>
       cache,
       date: new Date().toISOString().slice(0, 10),
       onProgress: (step) => progress.update(`kernelc tune: ${step}`),
-      onMeasured: (c) => {
-        fs.mkdirSync(cacheDir, { recursive: true });
-        writeAtomic(cacheFile, stableJson({ generatedBy: "kernelc tune; a cache, safe to delete", measurements: Object.fromEntries(c) }));
-      },
+      onMeasured: (c) =>
+        writeCacheJson(cacheFile, {
+          generatedBy: "kernelc tune; a cache, safe to delete",
+          measurements: Object.fromEntries([...c].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))),
+        }),
     });
   } finally {
     progress.done();

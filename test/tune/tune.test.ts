@@ -110,6 +110,35 @@ describe.runIf(device)("kernelc tune (lavapipe)", () => {
     expect(tuneAfter.profiles[PROFILE].Axpby.measured.winner).toEqual(tuneBefore.profiles[PROFILE].Axpby.measured.winner);
   });
 
+  it("signs its measurement cache like the other caches, and reads no cache it did not sign (committed, forged, edited)", async () => {
+    const cache = path.join(dir, ".kernelc-cache/tune.json");
+    const signed = fs.readFileSync(cache, "utf8");
+    expect(signed).toMatch(/^\{"mac":"[0-9a-f]{64}","data":\{/);
+    const parsed = JSON.parse(signed) as { data?: { measurements: Record<string, number> }; measurements?: Record<string, number> };
+    const keys = Object.keys((parsed.data ?? parsed).measurements!);
+    expect(keys.length).toBeGreaterThan(0);
+    // Every candidate "measured" at 4242 ms (4 digits, as the tune file keeps them): a run that read these would report that time.
+    const forged = Object.fromEntries(keys.map((k) => [k, 4242]));
+    const unsigned = JSON.stringify({ generatedBy: "kernelc tune; a cache, safe to delete", measurements: forged });
+    const tampered = signed.replace(
+      /"data":.*$/s,
+      `"data":${JSON.stringify({ generatedBy: "kernelc tune; a cache, safe to delete", measurements: forged })}}`,
+    );
+    for (const text of [unsigned, tampered]) {
+      fs.writeFileSync(cache, text);
+      // The same repeats as the run that wrote the cache: its keys would answer this run.
+      const r = await run(dir, "tune", "--profile", PROFILE, "--repeats", "3");
+      expect(r.code).toBe(0);
+      const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
+      expect(tune.profiles[PROFILE].Axpby.measured.winner.ms).not.toContain(4242);
+      const rewritten = fs.readFileSync(cache, "utf8");
+      expect(rewritten).toMatch(/^\{"mac":"[0-9a-f]{64}","data":\{/);
+      expect(Object.values((JSON.parse(rewritten) as { data: { measurements: Record<string, number> } }).data.measurements)).not.toContain(
+        4242,
+      );
+    }
+  });
+
   it("builds with the tuned pins, deterministically, and explain shows the choice", async () => {
     const tune = JSON.parse(fs.readFileSync(path.join(dir, "kernelc.tune.json"), "utf8"));
     const wg = tune.profiles[PROFILE].Axpby.pins.WG;

@@ -260,7 +260,7 @@ async function compileWith(
   for (const profile of profiles) {
     const kernelResults: KernelOnProfile[] = [];
     for (const kernel of kernels) {
-      progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shaders so far)`);
+      progress(`${profile.name}: ${kernel.spec.name} (${ctx.shaders.size} shader${ctx.shaders.size === 1 ? "" : "s"} so far)`);
       const key = enumerations ? enumerationKey(configDigest, kernel, profile, sources) : undefined;
       let enumerated = key !== undefined ? enumerations?.get(key) : undefined;
       if (!enumerated) {
@@ -287,7 +287,7 @@ async function compileWith(
 
   // validate
   const selected = only ? new Map([...ctx.shaders].filter(([, rec]) => wanted(rec))) : ctx.shaders;
-  progress(`validating ${selected.size} shaders`);
+  progress(`validating ${selected.size} shader${selected.size === 1 ? "" : "s"}`);
   // Every shader is rendered: this thread would only wait for Tint's verdicts, so it validates part
   // of what the workers have not started yet (WgslValidator.help).
   void started()

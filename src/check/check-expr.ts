@@ -379,12 +379,7 @@ class ExprChecker {
     const info = BUILTINS[name as BuiltinName];
     const args = e.args.map((a) => this.check(a));
     if (args.length < info.minArgs || args.length > info.maxArgs) {
-      const want =
-        info.minArgs === info.maxArgs
-          ? `${info.minArgs}`
-          : info.maxArgs > 8
-            ? `at least ${info.minArgs}`
-            : `${info.minArgs} to ${info.maxArgs}`;
+      const want = info.minArgs === info.maxArgs ? `${info.minArgs}` : `${info.minArgs} to ${info.maxArgs}`;
       return this.problem(
         "wrong_arity",
         `\`${name}\` takes ${want} argument${want === "1" ? "" : "s"}, got ${args.length}`,

@@ -7,7 +7,7 @@ import type { Diagnostic, DiagnosticNote, Location, Severity } from "./diagnosti
 
 interface CodeInfo {
   readonly severity: Severity;
-  /** One-line description, shown by `kernelc explain-code` and in docs/diagnostics.md. */
+  /** One-line description; docs/diagnostics.md gives each code its meaning (test/docs/docs.test.ts checks both list the same codes). */
   readonly summary: string;
 }
 

@@ -603,7 +603,8 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         }
       }
     }
-    const list = expr?.slice(2, -2).trim() || "LIST";
+    // The printed value without the filters that printed it (`dims | string` advises `dims[0]`).
+    const list = expr?.slice(2, -2).split("|")[0].trim() || "LIST";
     const callee = /^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)?/.exec(list)?.[0];
     message = callableAsText
       ? `${expr ? `\`${expr}\` prints` : "the template prints"} a macro or \`range\` itself (a function), which would print JavaScript source, not WGSL: call it and print what it returns (\`{{ ${callee !== undefined && callee !== "range" ? callee : "m"}(…) }}\`, \`{{ range(4) | join(", ") }}\`)`

@@ -360,6 +360,8 @@ describe("render limits", () => {
     const list = renderError(() => render("list-string.jinja", { dims: [2, 3] }));
     expect(list.line).toBe(2);
     expect(list.message).toMatch(/^`\{\{ dims \| string \}\}` prints a list, which would print as its items joined by commas/);
+    // The advice names the list without the filter that printed it (`dims | string[0]` is no index).
+    expect(list.message).toContain("print one item (`{{ dims[0] }}`) or each in a loop (`{% for v in dims %}");
   });
 
   test("range() with a step of 0 is a template_error; a negative step counts down as in Jinja and Python", () => {

@@ -30,9 +30,9 @@ export const version: string = KERNELC_VERSION;
 /** Where a project is: its folder and, optionally, its config file. */
 export interface ProjectOptions {
   /** The folder relative paths are resolved against; default: process.cwd(). */
-  readonly cwd?: string;
+  readonly cwd?: string | undefined;
   /** The config file, relative to `cwd`; default: `cwd`'s kernelc.config.json if present, else the defaults. */
-  readonly config?: string;
+  readonly config?: string | undefined;
 }
 
 /** What loadConfig returns: the config (undefined when it is invalid) and its diagnostics. */
@@ -64,9 +64,9 @@ function loadChecked(options: ProjectOptions): ConfigResult {
 /** Options of lint(). */
 export interface LintOptions extends ProjectOptions {
   /** Spec files or folders, relative to `cwd`; default: the config's specs folder. */
-  readonly paths?: readonly string[];
+  readonly paths?: readonly string[] | undefined;
   /** The templates folder, relative to `cwd`; default: the config's templates folder. */
-  readonly templates?: string;
+  readonly templates?: string | undefined;
 }
 
 /** What lint() returns. */
@@ -110,11 +110,11 @@ export function lint(options: LintOptions = {}): LintResult {
 /** Options of build(). */
 export interface BuildOptions extends ProjectOptions {
   /** Build only these profiles; default: the config's. */
-  readonly profiles?: readonly string[];
+  readonly profiles?: readonly string[] | undefined;
   /** Called with a short description of each step (for a progress display). */
-  readonly onProgress?: (step: string) => void;
+  readonly onProgress?: ((step: string) => void) | undefined;
   /** The language of the generated modules: "ts", or "js" with .d.ts declarations; default: the config's `emit` ("ts"). */
-  readonly emit?: "ts" | "js";
+  readonly emit?: "ts" | "js" | undefined;
 }
 
 /** What build() returns. */
@@ -164,8 +164,8 @@ export interface ExplainOptions extends ProjectOptions {
   /** The profile to explain the kernel on. */
   readonly profile: string;
   /** A call ({inputs, outputs, attrs}) to explain the variant choice for. */
-  readonly call?: Call;
-  readonly onProgress?: (step: string) => void;
+  readonly call?: Call | undefined;
+  readonly onProgress?: ((step: string) => void) | undefined;
 }
 
 /** What explain() returns. */

@@ -213,21 +213,27 @@ export function generateKernel(
       );
     }
   }
-  // The class of the call's dtype assignment plans it.
+  // The class of the call's dtype assignment plans it. An assignment that fixes no dtype (a kernel
+  // without type parameters) takes every call: it is returned unconditionally, and nothing follows
+  // it (`if (true) return …` would leave the rest unreachable, an error under allowUnreachableCode: false).
   const classes: string[] = [];
+  let takesEveryCall = false;
   model.assignments.forEach((a, ai) => {
+    if (takesEveryCall) return;
     const cls = `K${kIndex}A${ai}`;
     const gen = generateAssignment(model, a, cls, call, consts, values);
     classes.push(gen.text);
     const test = Object.keys(a.facts.dtypes)
       .map((p) => `dt${paramIndex.get(p)} === ${str(a.facts.dtypes[p]!)}`)
       .join(" && ");
-    w.line(`if (${test || "true"}) return ${classFunction(cls, "plan")}(${gen.context});`);
+    takesEveryCall = test === "";
+    w.line(`${test ? `if (${test}) ` : ""}return ${classFunction(cls, "plan")}(${gen.context});`);
   });
   const desc = spec.typeConstraints.map((tc) => `${str(`${tc.name}=`)} + dt${paramIndex.get(tc.name)}`).join(` + ", " + `);
-  w.line(
-    `return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`,
-  );
+  if (!takesEveryCall)
+    w.line(
+      `return $fail("no_variant", ${K} + ${str(`: nothing was built for `)} + ${desc || str("this call")} + ${str(` on profile ${model.profile}`)});`,
+    );
   w.close();
   return { fn, doc, code: [...classes, "", w.text()].join("\n") };
 }

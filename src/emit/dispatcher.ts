@@ -101,11 +101,24 @@ export interface GeneratedModule {
   readonly declarations: string;
 }
 
-/** The files of a generated module `base` (e.g. "core/dispatcher"): base.ts, or base.js and base.d.ts. */
+/** The last line of a generated module's header (the dispatchers' and the bundle index's). */
+const HEADER_END = "\n/* eslint-disable */\n";
+
+/**
+ * The files of a generated module `base` (e.g. "core/dispatcher"): base.ts, or base.js and base.d.ts.
+ * The .js module's header ends with `// @ts-nocheck`: a JavaScript project that type-checks its
+ * .js files (allowJs + checkJs) would otherwise check the untyped code too, with hundreds of
+ * errors; the types are the .d.ts beside it, which importers get.
+ */
 export function moduleFiles(base: string, m: GeneratedModule, emit: EmitKind): [string, string][] {
   if (emit === "ts") return [[`${base}.ts`, finishModule(m.marked, "ts")]];
+  const js = finishModule(m.marked, "js");
+  const end = js.indexOf(HEADER_END);
+  if (end < 0) throw new Error(`internal error: the generated module ${base} has no header`);
+  const at = end + HEADER_END.length;
+  const declarations = `${base.slice(base.lastIndexOf("/") + 1)}.d.ts`;
   return [
-    [`${base}.js`, finishModule(m.marked, "js")],
+    [`${base}.js`, `${js.slice(0, at)}// @ts-nocheck (its types are in ${declarations})\n${js.slice(at)}`],
     [`${base}.d.ts`, m.declarations],
   ];
 }

@@ -92,8 +92,8 @@ export interface TensorDesc {
 
 export interface Call {
   readonly inputs: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>>;
-  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>>;
+  readonly outputs?: Readonly<Record<string, TensorDesc | null | undefined>> | undefined;
+  readonly attrs?: Readonly<Record<string, number | string | readonly number[] | undefined>> | undefined;
 }
 
 /**

@@ -35,11 +35,11 @@ export interface LoadBundleOptions {
    * Reads a shader file; default: `fetch(url)` (browsers). In Node, where fetch does not read
    * file: URLs, pass `(url) => readFile(url, "utf8")` from node:fs/promises.
    */
-  readonly readText?: (url: URL) => Promise<string>;
+  readonly readText?: ((url: URL) => Promise<string>) | undefined;
   /** Create every pipeline of the profile before returning (default false: each on its first use). */
-  readonly warmUp?: boolean;
+  readonly warmUp?: boolean | undefined;
   /** The device's label (default "kernelc <profile>"). */
-  readonly label?: string;
+  readonly label?: string | undefined;
 }
 
 /** An opened bundle: the chosen profile's dispatcher and manifest, a device for it and a pipeline cache. */

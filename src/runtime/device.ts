@@ -87,8 +87,8 @@ export function chooseProfile<M extends ProfileRequirements>(adapter: AdapterCap
 /** Options of requestBundleDevice. */
 export interface RequestBundleDeviceOptions {
   /** Other profiles of the bundle, named in the error as the one that would fit when this one does not. */
-  readonly profiles?: readonly Manifest[];
-  readonly label?: string;
+  readonly profiles?: readonly Manifest[] | undefined;
+  readonly label?: string | undefined;
 }
 
 /**

@@ -19,24 +19,24 @@ import { UNIFORM_USAGE, type ScratchPool } from "./scratch-pool.js";
 /** Options of executePlan. */
 export interface ExecuteOptions {
   /** Where scratch and uniform buffers come from; default: the cache's pool. */
-  readonly scratchPool?: ScratchPool;
+  readonly scratchPool?: ScratchPool | undefined;
   /**
    * Timestamp writes of each executed pass, for benchmarks (e.g. begin/end indices 2i, 2i+1 of a
    * query set). Given, each plan pass is encoded as its own compute pass.
    */
-  readonly timestampWrites?: (pass: PassPlan, index: number) => GPUComputePassTimestampWrites | undefined;
+  readonly timestampWrites?: ((pass: PassPlan, index: number) => GPUComputePassTimestampWrites | undefined) | undefined;
   /**
    * Timestamp writes at the beginning and end of the one compute pass that holds all of the plan's
    * dispatches (ignored with `timestampWrites`).
    */
-  readonly planTimestampWrites?: GPUComputePassTimestampWrites;
+  readonly planTimestampWrites?: GPUComputePassTimestampWrites | undefined;
   /**
    * Wrap the encoding and the submit in a validation and an out-of-memory error scope and reject
    * with PlanExecutionError when the device reports an error. Costs a round trip; meant for tests
    * and debugging.
    */
-  readonly checkErrors?: boolean;
-  readonly label?: string;
+  readonly checkErrors?: boolean | undefined;
+  readonly label?: string | undefined;
 }
 
 /** What executePlan did. */

@@ -17,9 +17,9 @@ import { writeOut } from "./write-out.js";
 /** Options of the kernelc Vite plugin. */
 export interface KernelcPluginOptions {
   /** The config file, relative to Vite's root; default: the root's kernelc.config.json, else the defaults. */
-  readonly config?: string;
+  readonly config?: string | undefined;
   /** Build only these profiles; default: the config's. */
-  readonly profiles?: readonly string[];
+  readonly profiles?: readonly string[] | undefined;
 }
 
 /** One build's outcome: the diagnostics as text, and the first error's place for the overlay. */

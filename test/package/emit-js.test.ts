@@ -201,6 +201,12 @@ describe("emit js", () => {
     // The consumer and every .d.ts (checked, not skipped); the .js files are not part of the program.
     const roots = [use, ...[...js.files.keys()].filter((rel) => rel.endsWith(".d.ts")).map((rel) => path.join(dir, rel))];
     for (const [what, options] of configs) expect(errorsOf(roots, options), what).toEqual([]);
+    // A JavaScript project that type-checks its .js files (allowJs + checkJs, e.g. a jsconfig.json
+    // over the whole folder) takes in the generated .js modules too: they opt out with
+    // `// @ts-nocheck`, the types being in the .d.ts beside each.
+    const jsModules = [...js.files.keys()].filter((rel) => rel.endsWith(".js")).map((rel) => path.join(dir, rel));
+    expect(jsModules.length).toBeGreaterThan(2);
+    expect(errorsOf([use, ...jsModules], { ...strict, allowJs: true, checkJs: true })).toEqual([]);
     const bad = path.join(dir, "bad.ts");
     fs.writeFileSync(bad, fs.readFileSync(use, "utf8").replace("queryT: f16", "querryT: f16"));
     expect(errorsOf([bad], configs[0]![1]).join("\n")).toMatch(/querryT/);

@@ -62,6 +62,13 @@ const STRICT = {
   noPropertyAccessFromIndexSignature: true,
   verbatimModuleSyntax: true,
   isolatedModules: true,
+  noImplicitOverride: true,
+  noImplicitReturns: true,
+  noFallthroughCasesInSwitch: true,
+  erasableSyntaxOnly: true,
+  allowUnreachableCode: false,
+  allowUnusedLabels: false,
+  noUncheckedSideEffectImports: true,
   resolveJsonModule: true,
   skipLibCheck: false,
   noEmit: true,
@@ -108,6 +115,37 @@ export async function plan(adapter: GPUAdapter): Promise<Plan> {
   // @ts-expect-error a misspelled tensor id is a compile error
   planners.Axpby({ inputs: { xt: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } } });
   return planners.Axpby({ inputs: { xT: { shape: [8], dtype: "float32" } }, outputs: { yT: { shape: [8], dtype: "float32" } }, attrs: { alpha: 2 } });
+}
+`;
+
+/**
+ * Options forwarded as they come, each possibly undefined, which the API and the runtime take as
+ * left out: under exactOptionalPropertyTypes the option types must say so (`?: T | undefined`), and
+ * a generated dispatcher's typed call (optional keys `?: … | undefined`) is an API `Call`.
+ */
+const FORWARDED = `import { build, explain, lint, loadConfig } from "kernelc";
+import { executePlan, loadBundle, requestBundleDevice, type Manifest, type Plan } from "kernelc/runtime";
+import bundleIndex from "./out/index.js";
+import type { AxpbyCall } from "./out/core/dispatcher.js";
+
+/** What a wrapper passes on. */
+export interface Forwarded {
+  readonly text?: string | undefined;
+  readonly list?: readonly string[] | undefined;
+  readonly flag?: boolean | undefined;
+}
+
+/** Calls every function with options that may be undefined. */
+export async function forward(o: Forwarded, adapter: GPUAdapter, manifest: Manifest, plan: Plan, call: AxpbyCall): Promise<void> {
+  loadConfig({ cwd: o.text, config: o.text });
+  lint({ cwd: o.text, config: o.text, paths: o.list, templates: o.text });
+  await build({ cwd: o.text, config: o.text, profiles: o.list, onProgress: undefined, emit: undefined });
+  await explain("Axpby", { profile: "core", cwd: o.text, config: o.text, call: undefined, onProgress: undefined });
+  await explain("Axpby", { profile: "core", call });
+  const bundle = await loadBundle(adapter, bundleIndex, { readText: undefined, warmUp: o.flag, label: o.text });
+  await requestBundleDevice(adapter, manifest, { profiles: undefined, label: o.text });
+  const options = { scratchPool: undefined, timestampWrites: undefined, planTimestampWrites: undefined, checkErrors: o.flag, label: o.text };
+  await executePlan(bundle.device, bundle.cache, plan, {}, options);
 }
 `;
 
@@ -233,6 +271,7 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
   it("out/ and code using the API compile with zero errors under a strict consumer tsconfig (NodeNext, and ESNext + bundler)", async () => {
     fs.writeFileSync(path.join(consumer, "usage.ts"), USAGE);
     fs.writeFileSync(path.join(consumer, "typed-call.ts"), TYPED_CALL);
+    fs.writeFileSync(path.join(consumer, "forwarded.ts"), FORWARDED);
     const configs = {
       "tsconfig.nodenext.json": { ...STRICT, module: "NodeNext", moduleResolution: "NodeNext" },
       // The library declarations were checked above; here only the project's files (saves a second pass over lib.dom).
@@ -241,7 +280,7 @@ describe.runIf(available)("the npm package (pack, install, use)", () => {
     for (const [name, compilerOptions] of Object.entries(configs)) {
       fs.writeFileSync(
         path.join(consumer, name),
-        JSON.stringify({ compilerOptions, include: ["out/**/*.ts", "usage.ts", "typed-call.ts"] }, null, 2),
+        JSON.stringify({ compilerOptions, include: ["out/**/*.ts", "usage.ts", "typed-call.ts", "forwarded.ts"] }, null, 2),
       );
     }
     const outputs = await Promise.all(Object.keys(configs).map((name) => tsc(path.join(consumer, name))));

@@ -2,7 +2,8 @@
  * The strict consumer's TypeScript options that generated modules must compile under with zero
  * errors (issue 12: `strict` plus the flags create-vite and strict projects turn on), and a helper
  * that type-checks files with them. Module NodeNext; a test that also needs ESNext + bundler
- * resolution spreads these options and overrides `module`/`moduleResolution`.
+ * resolution spreads these options and overrides `module`/`moduleResolution`. The library is
+ * ES2020's, the oldest docs/runtime.md promises (generated code calls no newer library function).
  */
 import * as path from "node:path";
 import ts from "typescript";
@@ -16,9 +17,16 @@ export const STRICT_CONSUMER: ts.CompilerOptions = {
   noPropertyAccessFromIndexSignature: true,
   verbatimModuleSyntax: true,
   isolatedModules: true,
+  noImplicitOverride: true,
+  noImplicitReturns: true,
+  noFallthroughCasesInSwitch: true,
+  erasableSyntaxOnly: true,
+  allowUnreachableCode: false,
+  allowUnusedLabels: false,
+  noUncheckedSideEffectImports: true,
   noEmit: true,
   target: ts.ScriptTarget.ES2022,
-  lib: ["lib.es2022.d.ts"],
+  lib: ["lib.es2020.d.ts"],
   types: [],
   module: ts.ModuleKind.NodeNext,
   moduleResolution: ts.ModuleResolutionKind.NodeNext,

@@ -1689,7 +1689,7 @@ function K0A0_plan(o: K0A0): Plan {
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
-export function plan0(call: PagedAttentionCall): Plan {
+function plan0(call: PagedAttentionCall): Plan {
   const own = $call(call, K0);
   const ins = $bag(call, $q1, K0, own & 1);
   const outs = $bag(call, $q2, K0, own & 2);
@@ -2923,7 +2923,7 @@ function K1A0_plan(o: K1A0): Plan {
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-32k. Throws KernelCallError when the call cannot run. */
-export function plan1(call: SparseAttentionCall): Plan {
+function plan1(call: SparseAttentionCall): Plan {
   const own = $call(call, K1);
   const ins = $bag(call, $q1, K1, own & 1);
   const outs = $bag(call, $q2, K1, own & 2);

@@ -65,7 +65,7 @@ export function generateKernel(
 
   const doc = `/** Plans a call of ${comment(`${name} (${spec.domain})`)} on profile ${comment(model.profile)}. Throws KernelCallError when the call cannot run. */`;
   w.line(doc);
-  w.open(`export function ${fn}(call${ty(`: ${callType}`)})${ty(": Plan")}`);
+  w.open(`function ${fn}(call${ty(`: ${callType}`)})${ty(": Plan")}`);
   // The call is snapshot first: its bags, each bag's own keys (for-in skipping inherited keys
   // visits what Object.keys lists, in its order, without the array), each value read once.
   // $call's for-in finds which bags are own keys (bits 1, 2, 4); $bag reads each once.

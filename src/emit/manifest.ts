@@ -107,7 +107,7 @@ class ExplainTable {
 /** profiles.json: the built profiles in run-time selection order, with their manifests. */
 export function profilesIndex(profiles: readonly Pick<Profile, "name">[]): unknown {
   return {
-    generatedBy: `kernelc ${KERNELC_VERSION}`,
+    generatedBy: `kernelc ${KERNELC_VERSION} from the profiles this build wrote (kernelc build); do not edit`,
     note: "Profiles in run-time selection order: take the first whose limits and features the adapter has.",
     profiles: profiles.map((p) => ({ name: p.name, manifest: `${p.name}/manifest.json` })),
   };

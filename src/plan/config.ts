@@ -156,10 +156,12 @@ const instanceSchema = z.strictObject({
   ),
 });
 
+// Any integer a spec's tunable may hold (a spec's defaults include 0, e.g. a flag), within what a
+// WGSL i32 literal can carry.
 const tunableValueSchema = z
   .number({ error: "a pinned tunable value must be a number" })
-  .int({ error: "a pinned tunable value must be a positive integer" })
-  .positive({ error: "a pinned tunable value must be a positive integer" })
+  .int({ error: "a pinned tunable value must be an integer" })
+  .min(-(2 ** 31 - 1), { error: "a pinned tunable value must be at least -(2^31 - 1)" })
   .max(2 ** 31 - 1, { error: "a pinned tunable value must be at most 2^31 - 1" });
 
 const tensorDescSchema = z.strictObject({
@@ -336,7 +338,7 @@ function exampleHint(segments: readonly PropertyKey[]): string {
       return 'write an array of profile names, e.g. ["desktop-64k", "core"]';
     case "tunables":
       return segments.length === 4
-        ? "pin a whole number of at least 1, e.g. 64"
+        ? "pin a whole number, e.g. 64"
         : 'write {"<profile or *>": {"<kernel>": {"<TUNABLE>": value}}}, e.g. {"*": {"PagedAttention": {"WORKGROUP_SIZE": 64}}}';
     case "instances":
       return segments.length > 3

@@ -19,7 +19,7 @@ const pinsSchema = z.record(
   z
     .number()
     .int()
-    .positive()
+    .min(-(2 ** 31 - 1))
     .max(2 ** 31 - 1),
 );
 

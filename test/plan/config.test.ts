@@ -327,14 +327,21 @@ describe("parseConfig: every error path gives a located diagnostic", () => {
   });
 
   it.each([
-    ["zero", 0, "0"],
-    ["negative", -4, "-4"],
     ["fractional", 1.5, "1.5"],
     ["a string", "64", '"64"'],
+    ["past an i32", 2 ** 31, String(2 ** 31)],
   ])("a pinned tunable value that is %s", (_what, value, text) => {
     const { d, row } = only({ tunables: { core: { PagedAttention: { WORKGROUP_SIZE: value } } } });
     expect(row).toEqual({ code: "config_invalid", severity: "error", pointer: "/tunables/core/PagedAttention/WORKGROUP_SIZE", text });
-    expect(d.message).toMatch(/positive integer|must be a number/);
+    expect(d.message).toMatch(/an integer|must be a number|at most 2\^31 - 1/);
+  });
+
+  // A spec's tunable may default to 0 (PagedAttention's TEST_NO_ROW_FALLBACK) or hold negative
+  // values, so a pin may too (0 and -4 were refused as not positive).
+  it.each([0, -4])("a pinned tunable value of %s is accepted", (value) => {
+    const parsed = parse({ tunables: { core: { PagedAttention: { TEST_NO_ROW_FALLBACK: value } } } });
+    expect(parsed.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
+    expect(parsed.config.tunables.core?.PagedAttention?.TEST_NO_ROW_FALLBACK).toBe(value);
   });
 
   it("a tunable name that is not an identifier", () => {

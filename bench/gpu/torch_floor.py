@@ -4,14 +4,9 @@
 # the small decode shapes' K and V bytes), for bench/gpu/attention.mjs's WebGPU timing floor.
 # Prints "floor cuda CASE us".
 import torch
-def bench(fn, iters=200):
-    for _ in range(20): fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(iters):
-        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts)//2]
+from torch_timing import bench as timed
+def bench(fn):
+    return timed(fn, iters=200, warmup=20)
 x = torch.zeros(1, device='cuda')
 def two():
     x.add_(1); x.add_(1)

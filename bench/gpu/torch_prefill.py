@@ -3,15 +3,8 @@
 # (query, key) pair per head).
 import torch, torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
+from torch_timing import bench
 torch.manual_seed(0)
-def bench(fn, iters=30):
-    for _ in range(5): fn()
-    torch.cuda.synchronize()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    ts = []
-    for _ in range(iters):
-        s.record(); fn(); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
-    ts.sort(); return ts[len(ts)//2]
 Hq, Hkv, D = 32, 8, 128
 for S in (2048, 8192):
     q = torch.randn(1, Hq, S, D, device='cuda', dtype=torch.float16)

@@ -733,19 +733,17 @@ function checkFolders(root: string, folders: { specs: string; templates: string;
   }
 }
 
+/** The default config and profiles, with the diagnostics that kept the config file from being used. */
+function defaultsWith(root: string, file: string, diagnostics: readonly Diagnostic[]): LoadedConfig {
+  return { config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, file, diagnostics };
+}
+
 /**
  * Validates the text of a kernelc.config.json. `file` names it in diagnostics; `root` is the
  * project root that folder fields are relative to.
  */
 export function parseConfig(text: string, file: string, root: string): LoadedConfig {
-  const fallback = (diagnostics: readonly Diagnostic[]): LoadedConfig => ({
-    config: DEFAULT_CONFIG,
-    profiles: DEFAULT_PROFILES,
-    allProfiles: DEFAULT_PROFILES,
-    root,
-    file,
-    diagnostics,
-  });
+  const fallback = (diagnostics: readonly Diagnostic[]): LoadedConfig => defaultsWith(root, file, diagnostics);
   const parsedJson = parseJson(text, file);
   if (parsedJson.root === undefined || hasErrors(parsedJson.diagnostics)) return fallback(parsedJson.diagnostics);
   const rep = new Reporter(file, parsedJson.root);
@@ -818,15 +816,7 @@ function withTuneFile(loaded: LoadedConfig): LoadedConfig {
 export function loadConfig(root: string): LoadedConfig {
   const file = path.join(root, CONFIG_FILE);
   const out = resolvesOutsideRepository(root, file);
-  if (out !== undefined)
-    return {
-      config: DEFAULT_CONFIG,
-      profiles: DEFAULT_PROFILES,
-      allProfiles: DEFAULT_PROFILES,
-      root,
-      file,
-      diagnostics: [outsideFileDiagnostic("config_invalid", file, out)],
-    };
+  if (out !== undefined) return defaultsWith(root, file, [outsideFileDiagnostic("config_invalid", file, out)]);
   let text: string;
   try {
     text = readInputFile(file, DEFAULT_JSON_LIMITS.maxBytes);
@@ -840,21 +830,14 @@ export function loadConfig(root: string): LoadedConfig {
       return withTuneFile({ config: DEFAULT_CONFIG, profiles: DEFAULT_PROFILES, allProfiles: DEFAULT_PROFILES, root, diagnostics });
     }
     const tooLarge = e instanceof InputFileError && e.reason === "too_large";
-    return {
-      config: DEFAULT_CONFIG,
-      profiles: DEFAULT_PROFILES,
-      allProfiles: DEFAULT_PROFILES,
-      root,
-      file,
-      diagnostics: [
-        makeDiagnostic(
-          tooLarge ? "file_too_large" : "file_unreadable",
-          `cannot read ${CONFIG_FILE}: ${e instanceof InputFileError ? e.message : (err.code ?? err.message)}`,
-          { file },
-          { hint: "make it a readable file, or remove it to build with the defaults" },
-        ),
-      ],
-    };
+    return defaultsWith(root, file, [
+      makeDiagnostic(
+        tooLarge ? "file_too_large" : "file_unreadable",
+        `cannot read ${CONFIG_FILE}: ${e instanceof InputFileError ? e.message : (err.code ?? err.message)}`,
+        { file },
+        { hint: "make it a readable file, or remove it to build with the defaults" },
+      ),
+    ]);
   }
   return parseConfig(text, file, root);
 }

@@ -51,6 +51,16 @@ function expectRejected(k: Kernel, call: Call, kind: string, message: RegExp): v
   if ("error" in o) expect(o.error.message).toMatch(message);
 }
 
+/**
+ * Both kernels' key/value layout contract: a call without value, one without key, and each call of
+ * `bad` (a query row or a key of the wrong width) is a `contract` error naming `qkvLayoutOk`.
+ */
+function expectKvLayoutRejected(k: Kernel, separate: () => Call, bad: readonly Call[]): void {
+  const layout = /`qkvLayoutOk`: `separateKv or packedKv` is false/;
+  const calls = [edit(separate(), (m) => delete m.inputs.valueT), edit(separate(), (m) => delete m.inputs.keyT), ...bad];
+  for (const call of calls) expectRejected(k, call, "contract", layout);
+}
+
 /** The f32 value of the uniform field `scale` the attention pass receives. */
 function scaleUniform(plan: Plan, pass: string): number {
   const p = plan.passes.find((x) => x.id === pass)!;
@@ -149,31 +159,10 @@ describe("PagedAttention: ops.md contract", () => {
   });
 
   it("key and value: both or neither; a query row that is neither N*H nor (N + 2*Nkv)*H is rejected", () => {
-    const layout = /`qkvLayoutOk`: `separateKv or packedKv` is false/;
-    expectRejected(
-      k,
-      edit(base(), (m) => delete m.inputs.valueT),
-      "contract",
-      layout,
-    );
-    expectRejected(
-      k,
-      edit(base(), (m) => delete m.inputs.keyT),
-      "contract",
-      layout,
-    );
-    expectRejected(
-      k,
+    expectKvLayoutRejected(k, () => base(), [
       edit(base(4, true), (m) => (m.inputs.queryT!.shape[1] -= 64)),
-      "contract",
-      layout,
-    );
-    expectRejected(
-      k,
       edit(base(), (m) => (m.inputs.keyT!.shape[1] += 64)),
-      "contract",
-      layout,
-    );
+    ]);
   });
 
   it("head counts: kv_num_heads required, N % Nkv == 0, the caches' head axis is Nkv", () => {
@@ -462,24 +451,6 @@ describe("SparseAttention: ops.md contract", () => {
   });
 
   it("key and value: both or neither; a query row that is neither N*H nor (N + 2*Nkv)*H is rejected", () => {
-    const layout = /`qkvLayoutOk`: `separateKv or packedKv` is false/;
-    expectRejected(
-      k,
-      edit(base(), (m) => delete m.inputs.valueT),
-      "contract",
-      layout,
-    );
-    expectRejected(
-      k,
-      edit(base(), (m) => delete m.inputs.keyT),
-      "contract",
-      layout,
-    );
-    expectRejected(
-      k,
-      edit(base({ packed: true }), (m) => (m.inputs.queryT!.shape[2] -= 32)),
-      "contract",
-      layout,
-    );
+    expectKvLayoutRejected(k, () => base(), [edit(base({ packed: true }), (m) => (m.inputs.queryT!.shape[2] -= 32))]);
   });
 });

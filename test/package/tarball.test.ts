@@ -11,6 +11,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { STRICT_FLAGS } from "../support/strict-consumer.js";
 
 const root = path.resolve(__dirname, "../..");
 const repoModules = path.join(root, "node_modules");
@@ -54,21 +55,7 @@ function tsc(project: string): Promise<string> {
 }
 
 const STRICT = {
-  strict: true,
-  noUnusedLocals: true,
-  noUnusedParameters: true,
-  noUncheckedIndexedAccess: true,
-  exactOptionalPropertyTypes: true,
-  noPropertyAccessFromIndexSignature: true,
-  verbatimModuleSyntax: true,
-  isolatedModules: true,
-  noImplicitOverride: true,
-  noImplicitReturns: true,
-  noFallthroughCasesInSwitch: true,
-  erasableSyntaxOnly: true,
-  allowUnreachableCode: false,
-  allowUnusedLabels: false,
-  noUncheckedSideEffectImports: true,
+  ...STRICT_FLAGS,
   resolveJsonModule: true,
   skipLibCheck: false,
   noEmit: true,

@@ -8,7 +8,8 @@
 import * as path from "node:path";
 import ts from "typescript";
 
-export const STRICT_CONSUMER: ts.CompilerOptions = {
+/** The strictness flags alone, as they read in a tsconfig.json too (test/package/tarball.test.ts writes one). */
+export const STRICT_FLAGS = {
   strict: true,
   noUnusedLocals: true,
   noUnusedParameters: true,
@@ -24,6 +25,10 @@ export const STRICT_CONSUMER: ts.CompilerOptions = {
   allowUnreachableCode: false,
   allowUnusedLabels: false,
   noUncheckedSideEffectImports: true,
+} as const;
+
+export const STRICT_CONSUMER: ts.CompilerOptions = {
+  ...STRICT_FLAGS,
   noEmit: true,
   target: ts.ScriptTarget.ES2022,
   lib: ["lib.es2020.d.ts"],

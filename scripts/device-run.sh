@@ -51,6 +51,14 @@
 #            (BENCH_DOUBLE_PASS) at 1, 8 and 16 tiles a workgroup (1024 workgroups) and on 64 x 4096;
 #            1 tile with 128 workgroups; a build whose tile loop never runs (noloop); the key-per-lane design (mobile-256-f16's shaders, far
 #            smaller code) at 1 and 8 tiles; $OUT/bench-fixed*.json
+#   waves  - how many row-design workgroups an SM holds: the attention pass with 1 and with 4 tiles a workgroup at
+#            4 ... 24 workgroups per SM (132 SMs); $OUT/bench-waves-{1,4}.json
+#   clocks - the GPU's SM and memory clocks (nvidia-smi, every 20 ms) while the bench runs 1 x 32768, 8 x 4096 and
+#            64 x 4096 (bs 16) and while PyTorch runs: the clocks each phase ran at; $OUT/clocks.{csv,log}
+#   bisect - where a tile's time goes: the templates against noloop and the nok/nov/nokv diagnostics
+#            (bench/experiments/template-variants.mjs) at 1 tile a workgroup and on the two small shapes
+#   ahead4 - a whole tile of K in flight (template-variants ahead4, ahead4late) against the templates: the two
+#            small decode shapes and two large ones (AHEAD4_SHAPES, AHEAD4_PINS, AHEAD4_ROUNDS); $OUT/bench-ahead4.json
 #   base   - the six decode shapes and the sparse decode cases with the templates against those in .exp-base (an earlier commit's
 #            templates/, made by `git archive <commit> templates | tar -x -C .exp-base --strip-components=1`
 #            and carried); $OUT/bench-base.json
@@ -113,6 +121,41 @@ for what in "${steps[@]}"; do
            BENCH_TEMPLATES=templates,$dirs node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead3.json" 2>&1 | grep -v Warning | grep "^paged" ;;
     small) BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{},{"ROW_LOAD_AHEAD":1},{"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":1536,"MAX_SPLITS":192,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"ROW_LOAD_AHEAD":1,"SPLIT_TARGET_WORKGROUPS":2048,"MAX_SPLITS":256,"SPLIT_MIN_KEYS":64},{"SPLIT_TARGET_WORKGROUPS":512,"MAX_SPLITS":64,"SPLIT_MIN_KEYS":64}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-small.json" 2>&1 | grep -v Warning | grep "^paged" ;;
+    waves) # Resident workgroups per SM of the row shader: 1 (and 4) tiles a workgroup, 132 SMs x 4 ... 24
+           # workgroups (8 KV heads x S splits); the attention pass's time steps up where a second wave begins.
+           s1=""; s4=""
+           for S in 66 99 116 132 148 165 198 231 264 330 396; do s1="$s1,1x$((32 * S))x16"; s4="$s4,1x$((128 * S))x16"; done
+           BENCH_ROUNDS=3 BENCH_SHAPES=${s1#,} BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-waves-1.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
+           BENCH_ROUNDS=3 BENCH_SHAPES=${s4#,} BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":128}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-waves-4.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+    clocks) # The SM and memory clocks while the small and large decode shapes run (nvidia-smi every 20 ms):
+           # whether the small shapes' runs keep the GPU at its full clock. $OUT/clocks.csv, $OUT/clocks.log
+           nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,power.draw --format=csv,noheader -lms 20 > "$OUT/clocks.csv" &
+           smi=$!
+           for sh in 1x32768x16 8x4096x16 64x4096x16; do
+             echo "phase $sh start $(date +%H:%M:%S.%N)"
+             BENCH_SHAPES=$sh BENCH_PINS='[{}]' node bench/gpu/attention.mjs paged 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
+             echo "phase $sh end $(date +%H:%M:%S.%N)"
+           done 2>&1 | tee "$OUT/clocks.log"
+           echo "phase torch start $(date +%H:%M:%S.%N)" >> "$OUT/clocks.log"
+           python3 .device/torch_decode_anchor.py 2>&1 | grep -E "^(cudnn|flash|backend)" | tee -a "$OUT/clocks.log"
+           echo "phase torch end $(date +%H:%M:%S.%N)" >> "$OUT/clocks.log"
+           kill $smi
+           python3 bench/gpu/clock-phases.py "$OUT/clocks.log" "$OUT/clocks.csv" ;;
+    bisect) # Where a tile's time goes: the row shader against copies whose tile loop never runs (noloop) or
+           # whose K, V or K and V rows come from cache row 0 (nok, nov, nokv; L1 hits): 1 tile a workgroup at
+           # 4 workgroups per SM, and the two small decode shapes; $OUT/bench-bisect-{1,small}.json
+           dirs=$(node bench/experiments/template-variants.mjs noloop nok nov nokv) || exit 1
+           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x2112x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-bisect-1.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
+           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-bisect-small.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+    ahead4) # A whole tile of K in flight: the templates against ahead4 / ahead4late (bench/experiments/
+           # template-variants.mjs) on the small decode shapes and two large ones; $OUT/bench-ahead4.json
+           dirs=$(node bench/experiments/template-variants.mjs ahead4 ahead4late) || exit 1
+           BENCH_ROUNDS=${AHEAD4_ROUNDS:-3} BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=${AHEAD4_SHAPES:-1x32768x16,8x4096x16,64x4096x16,32x16384x32} BENCH_PINS=${AHEAD4_PINS:-'[{}]'} \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead4.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
     fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \

@@ -83,12 +83,22 @@ function pagedTable() {
   }
   // What any call timed this way pays before it does work (bench/gpu/attention.mjs timingFloor), and
   // what one dispatch moving the small shapes' bytes reaches; absent from runs before session 17.
-  const floor = res.rows.filter((r) => r.kernel === "floor");
+  // Since session 18 the floor rows come after a heater pass (a loaded GPU's clocks), with the same
+  // cases "(GPU otherwise idle)" and one-workgroup latency probes ("...: one step" / "one dependent
+  // load") besides; the idle rows stay in the JSON only.
+  const floorRows = res.rows.filter((r) => r.kernel === "floor" && !r.case.endsWith("(GPU otherwise idle)"));
+  const isProbe = (r) => /: one (step|dependent load)$/.test(r.case);
+  const floor = floorRows.filter((r) => !isProbe(r));
+  const probes = floorRows.filter(isProbe);
   const copySmall = res.rows.find((r) => r.kernel === "copy" && r.bytes);
   if (floor.length || copySmall) lines.push("");
   if (floor.length)
     lines.push(
       `Timing floor in the same process (compute passes of empty dispatches, timed as above): ${floor.map((f) => `${f.case}: ${fmt(f.ms * 1e3, 1)} µs`).join("; ")}.`,
+    );
+  if (probes.length)
+    lines.push(
+      `One workgroup's latencies in the same process: ${probes.map((f) => `${f.case.replace(/: one (step|dependent load)$/, "")}: ${fmt(f.ms * 1e9, 1)} ns a step`).join("; ")}.`,
     );
   const cudaFloor = res.torch.filter((t) => t.floor);
   if (cudaFloor.length)

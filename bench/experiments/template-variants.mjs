@@ -15,6 +15,7 @@
 //   and two chunks ahead); vsplit has each chunk c issue the V rows of its own keys (c*KC .. c*KC +
 //   KC - 1), vat1 all V rows at chunk 1.
 // - ahead3: three chunks ahead (see below).
+// - nok, nov, nokv: K / V / both rows read from cache row 0 (see below).
 // Usage: node bench/experiments/template-variants.mjs <name>...; writes .exp-<name>/ and prints the
 // folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
@@ -64,10 +65,21 @@ const edits = {
     text = text.replace(set, '{% set AHEAD = 1 if entryMode == "key" else 3 %}').replace(check, "{% if false %}");
     fs.writeFileSync(p, text);
   },
+  // ahead4 (same results, same traffic): with four chunks a tile, every K row of the next tile is
+  // issued right after this tile's softmax (before its V fold), and a tile's V rows at its chunk 0
+  // (ahead4) or its last chunk (ahead4late): a whole tile of K in flight per workgroup while it folds.
+  ahead4: (f) => aheadN(f, 4),
+  ahead4late: (f) => aheadN(f, 4, "GP - 1"),
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),
   pad16k: (f) => pad(f, 1024),
   pad24k: (f) => pad(f, 1536),
+  // Diagnostics (wrong results): the same shader with the K rows' (nok), the V rows' (nov) or both
+  // (nokv) loads reading this lane's column of cache row 0 for every key (L1 hits after the first)
+  // instead of the key's row: what a tile costs without waiting for its rows from memory.
+  nok: (f) => cacheRow0(f, ["key"]),
+  nov: (f) => cacheRow0(f, ["value"]),
+  nokv: (f) => cacheRow0(f, ["key", "value"]),
   nobfly: (f) => {
     const p = `${f}/lib/row.wgsl.jinja`;
     const text = fs.readFileSync(p, "utf8");
@@ -76,6 +88,28 @@ const edits = {
     fs.writeFileSync(p, out);
   },
 };
+function aheadN(f, n, vAt) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  let text = fs.readFileSync(p, "utf8");
+  const set = '{% set AHEAD = 1 if entryMode == "key" else pagedRowAhead %}';
+  const check = "{% if pagedRowAhead != 1 and pagedRowAhead != 2 %}";
+  const vSet = "{% set V_AT = (GP - AHEAD) if GP > AHEAD else 0 %}";
+  if (!text.includes(set) || !text.includes(check) || !text.includes(vSet)) throw new Error(`ahead${n}: anchors not found`);
+  text = text.replace(set, `{% set AHEAD = 1 if entryMode == "key" else ${n} %}`).replace(check, "{% if false %}");
+  if (vAt) text = text.replace(vSet, `{% set V_AT = (GP - AHEAD) if GP > AHEAD else (${vAt}) %}`);
+  fs.writeFileSync(p, text);
+}
+function cacheRow0(f, which) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  let text = fs.readFileSync(p, "utf8");
+  for (const w of which) {
+    const re = new RegExp(`load_${w}_cache\\(\\(.*?\\) \\* 32u \\+ (\\{\\{ col\\(j, W\\) \\}\\})\\)`, "g");
+    const out = text.replace(re, `load_${w}_cache($1)`);
+    if (out === text) throw new Error(`cacheRow0: no ${w} load found`);
+    text = out;
+  }
+  fs.writeFileSync(p, text);
+}
 function pad(f, vec4s) {
   const p = `${f}/paged-attention-row.wgsl.jinja`;
   let text = fs.readFileSync(p, "utf8");

@@ -8,7 +8,8 @@
 //   BENCH_SPARSE_PINS the sparse one; BENCH_TEMPLATES compares template folders in both;
 //   BENCH_PROFILE=<name> runs that profile's shaders on a device with exactly its features, e.g.
 //   desktop-48k on the H200 for f16 packed in u32 (no shader-f16) next to desktop-32k's native f16;
-//   BENCH_DOUBLE_PASS=<pass id> runs that pass twice in a row, a diagnostic of per-launch costs)
+//   BENCH_DOUBLE_PASS=<pass id> runs that pass twice in a row, a diagnostic of per-launch costs;
+//   BENCH_TABLES=shuffled,identity runs each paged shape with shuffled and with contiguous block tables)
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -134,11 +135,46 @@ async function copyBandwidth(size) {
   return { ms, tbps: (2 * bytes) / (ms / 1e3) / 1e12 };
 }
 
+// A pass that keeps every SM busy for about 0.1 ms, encoded before each timed run of the probes below
+// (a single small workgroup leaves the GPU idle enough that its SM clock stays at 345 MHz, the
+// idle clock, as nvidia-smi showed in session 18). It binds the probe's own buffer read-write, so
+// Dawn puts a barrier between it and the timed pass, which therefore starts after it ends.
+const heaterModule = device.createShaderModule({
+  code: `@group(0) @binding(0) var<storage, read_write> buf: array<u32>;
+override STEPS: u32;
+@compute @workgroup_size(256) fn main(@builtin(global_invocation_id) g: vec3<u32>) {
+  var x = f32(g.x);
+  for (var k = 0u; k < STEPS; k++) { x = fma(x, 0.999, 0.001); }
+  if (x == 12345.0) { buf[0] = g.x; }
+}`,
+});
+// (A CPU adapter such as lavapipe gets a token loop: its timestamps are quantized anyway.)
+const heaterPipeline = device.createComputePipeline({
+  layout: "auto",
+  compute: { module: heaterModule, entryPoint: "main", constants: { STEPS: /llvmpipe|swiftshader/i.test(adapterName) ? 1 : 40000 } },
+});
+const heaterGroups = new Map();
+/** Encodes the heater pass on `buffer` (a storage buffer of the probe) into `enc`. */
+function heat(enc, buffer) {
+  let bg = heaterGroups.get(buffer);
+  if (!bg) {
+    bg = device.createBindGroup({ layout: heaterPipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer } }] });
+    heaterGroups.set(buffer, bg);
+  }
+  const pass = enc.beginComputePass();
+  pass.setPipeline(heaterPipeline);
+  pass.setBindGroup(0, bg);
+  pass.dispatchWorkgroups(1056);
+  pass.end();
+}
+
 // 1b. The timing floor: compute passes whose dispatches do nothing (a workgroup that writes one word
 // only if a storage word it reads holds a value it never holds), timed exactly as the attention passes are (timestamps at
 // the pass's beginning and end, runs submitted back to back): a pass without dispatches, one dispatch of 1 or 1024 32-lane
 // workgroups, and two dependent dispatches of 1024 in one pass (the attention + merge shape: Dawn
-// puts a barrier between them). Whatever these take, every kernel timed this way pays too.
+// puts a barrier between them). Whatever these take, every kernel timed this way pays too. Each
+// case runs after the heater (the clocks of a loaded GPU) and again without it (rows marked "GPU
+// otherwise idle": what sessions 17 and earlier measured).
 async function timingFloor() {
   const flag = device.createBuffer({ size: 16, usage: U.STORAGE });
   const module = device.createShaderModule({
@@ -149,8 +185,9 @@ async function timingFloor() {
   });
   const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
   const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: flag } }] });
-  const encode = (counts, tw) => {
+  const encode = (counts, tw, hot) => {
     const enc = device.createCommandEncoder();
+    if (hot) heat(enc, flag);
     const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, bg);
@@ -165,22 +202,166 @@ async function timingFloor() {
     { name: "two dispatches of 1024 workgroups", counts: [1024, 1024] },
   ];
   const out = [];
-  for (const c of cases) {
+  for (const hot of [true, false])
+    for (const c of cases) {
+      for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
+        for (let k = 0; k < 20; k++) encode(c.counts, undefined, hot);
+        await device.queue.onSubmittedWorkDone();
+      }
+      const times = [];
+      await timedRuns(
+        200,
+        2,
+        async (o) => encode(c.counts, { querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }, hot),
+        (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
+      );
+      out.push({ ...c, name: hot ? c.name : `${c.name} (GPU otherwise idle)`, ms: median(times) });
+    }
+  flag.destroy();
+  return [...out, ...(await memoryLatency()), ...(await codeProbes())];
+}
+
+// 1c. Memory latency as a kernel sees it: one lane follows a chain of N dependent loads (each
+// index read is the next one's address), timed as the floor's passes are; the time per load is
+// (t(64) - t(0)) / 64. Two chains: 512 words 128 bytes apart (L2-resident after the first run)
+// and 2^20 words 1 KiB apart in a 1 GiB buffer (or the largest the device binds), in random order (each load a different line, most
+// of them in DRAM and on another page: what a block-table read or a block's first row pays at
+// worst). Each run starts where the previous one stopped, so the chains are walked, not repeated.
+async function memoryLatency() {
+  const module = device.createShaderModule({
+    code: `@group(0) @binding(0) var<storage, read> chain: array<u32>;
+@group(0) @binding(1) var<storage, read_write> state: array<u32>;
+override STEPS: u32 = 0u;
+@compute @workgroup_size(1) fn main() {
+  var i = state[0];
+  for (var k = 0u; k < STEPS; k++) { i = chain[i]; }
+  state[0] = i;
+}`,
+  });
+  const out = [];
+  // The large chain's buffer: 1 GiB, or the largest power of two the device binds.
+  const maxBytes = Math.min(2 ** 30, device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const bigBytes = 2 ** Math.floor(Math.log2(maxBytes));
+  for (const [name, words, stride] of [
+    ["L2-resident chain (64 KiB)", 512, 32],
+    [`DRAM chain (${bigBytes / 2 ** 20} MiB, random 1 KiB slots)`, bigBytes / 1024, 256],
+  ]) {
+    const order = shuffled(words);
+    const host = new Uint32Array(words * stride);
+    for (let k = 0; k < words; k++) host[order[k] * stride] = order[(k + 1) % words] * stride;
+    const chain = device.createBuffer({ size: host.byteLength, usage: U.STORAGE | U.COPY_DST });
+    device.queue.writeBuffer(chain, 0, host);
+    const state = device.createBuffer({ size: 16, usage: U.STORAGE | U.COPY_DST });
+    device.queue.writeBuffer(state, 0, new Uint32Array([order[0] * stride, 0, 0, 0]));
+    const ms = {};
+    for (const steps of [0, 64]) {
+      const pipeline = device.createComputePipeline({
+        layout: "auto",
+        compute: { module, entryPoint: "main", constants: { STEPS: steps } },
+      });
+      const bg = device.createBindGroup({
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: chain } },
+          { binding: 1, resource: { buffer: state } },
+        ],
+      });
+      const encode = (tw) => {
+        const enc = device.createCommandEncoder();
+        heat(enc, state);
+        const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
+        pass.setPipeline(pipeline);
+        pass.setBindGroup(0, bg);
+        pass.dispatchWorkgroups(1);
+        pass.end();
+        device.queue.submit([enc.finish()]);
+      };
+      for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
+        for (let k = 0; k < 20; k++) encode();
+        await device.queue.onSubmittedWorkDone();
+      }
+      const times = [];
+      await timedRuns(
+        200,
+        2,
+        async (o) => encode({ querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
+        (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
+      );
+      ms[steps] = median(times);
+    }
+    chain.destroy();
+    state.destroy();
+    out.push({ name: `${name}: one dependent load`, counts: [1], ms: (ms[64] - ms[0]) / 64 });
+  }
+  return out;
+}
+
+// 1d. Instruction latency and code size as one workgroup sees them: a chain of 4096 dependent
+// FMAs written out (straight-line code, about 64 KB of machine code) against the same chain as a
+// loop, and 1024 dependent subgroup shuffles in a loop; one 32-lane workgroup, time per step. If the
+// written-out chain costs more per step than the loop, fetching instructions limits a large
+// unrolled shader's first workgroups.
+async function codeProbes() {
+  const n = 4096;
+  const head = `@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+@group(0) @binding(1) var<uniform> count: vec4<u32>;
+@compute @workgroup_size(32) fn main(@builtin(local_invocation_index) i: u32) {
+  let a = data[0];
+  let c = data[1];
+  var x = data[2] + f32(i);`;
+  const tail = `  if (x == 12345.0) { data[3] = x; }
+}`;
+  const chain = (k) => Array.from({ length: k }, () => "  x = fma(x, a, c);").join("\n");
+  const probes = [
+    ["no chain", `${head}\n${tail}`, 1],
+    [`${n} dependent FMAs written out`, `${head}\n${chain(n)}\n${tail}`, n],
+    [`${n} dependent FMAs in a loop`, `${head}\n  for (var k = 0u; k < count.x; k++) {\n${chain(1)}\n  }\n${tail}`, n],
+    [
+      `1024 dependent subgroup shuffles in a loop`,
+      `enable subgroups;\n${head}\n  for (var k = 0u; k < count.x / 4u; k++) {\n    x = subgroupShuffleXor(x, 1u);\n  }\n${tail}`,
+      1024,
+    ],
+  ];
+  if (!device.features.has("subgroups")) probes.pop();
+  const data = device.createBuffer({ size: 32, usage: U.STORAGE | U.COPY_DST });
+  device.queue.writeBuffer(data, 0, new Float32Array([0.999, 0.001, 1, 0, 0, 0, 0, 0]));
+  const count = device.createBuffer({ size: 16, usage: 0x40 | U.COPY_DST });
+  device.queue.writeBuffer(count, 0, new Uint32Array([n, 0, 0, 0]));
+  const ms = [];
+  for (const [, code] of probes) {
+    const pipeline = device.createComputePipeline({
+      layout: "auto",
+      compute: { module: device.createShaderModule({ code }), entryPoint: "main" },
+    });
+    const entries = [{ binding: 0, resource: { buffer: data } }];
+    if (code.includes("count.x")) entries.push({ binding: 1, resource: { buffer: count } });
+    const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const encode = (tw) => {
+      const enc = device.createCommandEncoder();
+      heat(enc, data);
+      const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bg);
+      pass.dispatchWorkgroups(1);
+      pass.end();
+      device.queue.submit([enc.finish()]);
+    };
     for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
-      for (let k = 0; k < 20; k++) encode(c.counts);
+      for (let k = 0; k < 20; k++) encode();
       await device.queue.onSubmittedWorkDone();
     }
     const times = [];
     await timedRuns(
       200,
       2,
-      async (o) => encode(c.counts, { querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
+      async (o) => encode({ querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
       (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
     );
-    out.push({ ...c, ms: median(times) });
+    ms.push(median(times));
   }
-  flag.destroy();
-  return out;
+  data.destroy();
+  count.destroy();
+  return probes.slice(1).map(([name, , steps], k) => ({ name: `${name}: one step`, counts: [1], ms: (ms[k + 1] - ms[0]) / steps }));
 }
 
 async function importDispatcher(source) {
@@ -375,72 +556,77 @@ async function pagedBench(copy) {
   // Every configuration of a shape runs on the same buffers (where a large buffer lands in memory
   // changes the time of block-table reads), in ROUNDS interleaved rounds; the figure is the median
   // of the rounds' medians.
-  for (const [B, ctx, bs] of shapes) {
-    const blocksPer = ctx / bs;
-    const numBlocks = B * blocksPer;
-    const table = shuffled(numBlocks);
-    const cacheBytes = numBlocks * bs * Nkv * H * 2;
-    const t = {
-      queryT: randomF16Buffer(B * N * H * 2),
-      keyT: randomF16Buffer(B * Nkv * H * 2),
-      valueT: randomF16Buffer(B * Nkv * H * 2),
-      keyCacheT: randomF16Buffer(cacheBytes),
-      valueCacheT: randomF16Buffer(cacheBytes),
-      cumulativeSequenceLengthT: i32Buffer(Array.from({ length: B + 1 }, (_, i) => i)),
-      pastSeqlensT: i32Buffer(Array.from({ length: B }, () => ctx - 1)),
-      blockTableT: i32Buffer(table),
-      outputT: device.createBuffer({ size: B * N * H * 2, usage: U.STORAGE }),
-    };
-    const f16 = (shape) => ({ shape, dtype: "float16" });
-    const i32 = (shape) => ({ shape, dtype: "int32" });
-    const call = {
-      inputs: {
-        queryT: f16([B, N * H]),
-        keyT: f16([B, Nkv * H]),
-        valueT: f16([B, Nkv * H]),
-        keyCacheT: f16([numBlocks, bs, Nkv, H]),
-        valueCacheT: f16([numBlocks, bs, Nkv, H]),
-        cumulativeSequenceLengthT: i32([B + 1]),
-        pastSeqlensT: i32([B]),
-        blockTableT: i32([B, blocksPer]),
-      },
-      outputs: { outputT: f16([B, N * H]) },
-      attrs: { num_heads: N, kv_num_heads: Nkv },
-    };
-    const results = await timeInRounds(configs, call, t, ["scatter"], (cfg) => `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}`);
-    const kvBytes = 2 * B * Nkv * ctx * H * 2;
-    for (const [cfg, got] of results) {
-      const { plan } = got;
-      const focused = median(got.focused);
-      const splits = plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
-      const row = {
-        kernel: "PagedAttention",
-        config: cfg.name,
-        B,
-        ctx,
-        blockSize: bs,
-        variant: plan.variant,
-        splits,
-        allPassesMs: median(got.total),
-        attentionMs: focused,
-        attentionMsRounds: got.focused,
-        perPassAllMs: median(got.perPassTotal),
-        perPassAttentionMs: median(got.perPassFocused),
-        passMs: Object.fromEntries(Object.keys(got.passes[0]).map((id) => [id, median(got.passes.map((p) => p[id]))])),
-        kvTBps: kvBytes / (focused / 1e3) / 1e12,
+  // BENCH_TABLES ("shuffled,identity"): the block tables each shape runs with; "identity" maps
+  // logical block i of sequence b to cache block b * blocks + i (a contiguous cache, as PyTorch's rows
+  // read it), "shuffled" (the default) puts every block anywhere in the cache.
+  const tables = (process.env.BENCH_TABLES ?? "shuffled").split(",");
+  for (const [B, ctx, bs] of shapes)
+    for (const tableKind of tables) {
+      const blocksPer = ctx / bs;
+      const numBlocks = B * blocksPer;
+      const table = tableKind === "identity" ? Array.from({ length: numBlocks }, (_, i) => i) : shuffled(numBlocks);
+      const cacheBytes = numBlocks * bs * Nkv * H * 2;
+      const t = {
+        queryT: randomF16Buffer(B * N * H * 2),
+        keyT: randomF16Buffer(B * Nkv * H * 2),
+        valueT: randomF16Buffer(B * Nkv * H * 2),
+        keyCacheT: randomF16Buffer(cacheBytes),
+        valueCacheT: randomF16Buffer(cacheBytes),
+        cumulativeSequenceLengthT: i32Buffer(Array.from({ length: B + 1 }, (_, i) => i)),
+        pastSeqlensT: i32Buffer(Array.from({ length: B }, () => ctx - 1)),
+        blockTableT: i32Buffer(table),
+        outputT: device.createBuffer({ size: B * N * H * 2, usage: U.STORAGE }),
       };
-      row.ofCopy = row.kvTBps / copy.tbps;
-      rows.push(row);
-      log(
-        `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy | passes ${Object.entries(
-          row.passMs,
-        )
-          .map(([id, ms]) => `${id} ${ms.toFixed(4)}`)
-          .join(" ")} (as separate passes: all ${row.perPassAllMs.toFixed(4)} attention ${row.perPassAttentionMs.toFixed(4)})`,
-      );
+      const f16 = (shape) => ({ shape, dtype: "float16" });
+      const i32 = (shape) => ({ shape, dtype: "int32" });
+      const call = {
+        inputs: {
+          queryT: f16([B, N * H]),
+          keyT: f16([B, Nkv * H]),
+          valueT: f16([B, Nkv * H]),
+          keyCacheT: f16([numBlocks, bs, Nkv, H]),
+          valueCacheT: f16([numBlocks, bs, Nkv, H]),
+          cumulativeSequenceLengthT: i32([B + 1]),
+          pastSeqlensT: i32([B]),
+          blockTableT: i32([B, blocksPer]),
+        },
+        outputs: { outputT: f16([B, N * H]) },
+        attrs: { num_heads: N, kv_num_heads: Nkv },
+      };
+      const results = await timeInRounds(configs, call, t, ["scatter"], (cfg) => `paged ${cfg.name} | B=${B} ctx=${ctx} bs=${bs}`);
+      const kvBytes = 2 * B * Nkv * ctx * H * 2;
+      for (const [cfg, got] of results) {
+        const { plan } = got;
+        const focused = median(got.focused);
+        const splits = plan.passes.find((p) => p.id === "split_attention")?.z ?? 1;
+        const row = {
+          kernel: "PagedAttention",
+          config: tableKind === "shuffled" ? cfg.name : `${cfg.name} (${tableKind} block table)`,
+          B,
+          ctx,
+          blockSize: bs,
+          variant: plan.variant,
+          splits,
+          allPassesMs: median(got.total),
+          attentionMs: focused,
+          attentionMsRounds: got.focused,
+          perPassAllMs: median(got.perPassTotal),
+          perPassAttentionMs: median(got.perPassFocused),
+          passMs: Object.fromEntries(Object.keys(got.passes[0]).map((id) => [id, median(got.passes.map((p) => p[id]))])),
+          kvTBps: kvBytes / (focused / 1e3) / 1e12,
+        };
+        row.ofCopy = row.kvTBps / copy.tbps;
+        rows.push(row);
+        log(
+          `paged ${row.config} | B=${B} ctx=${ctx} bs=${bs} | ${plan.variant} splits=${splits} | all passes ${row.allPassesMs.toFixed(4)} ms | attention ${focused.toFixed(4)} ms (rounds ${got.focused.map((x) => x.toFixed(3)).join(" ")}) | KV ${row.kvTBps.toFixed(2)} TB/s = ${(100 * row.ofCopy).toFixed(0)}% of copy | passes ${Object.entries(
+            row.passMs,
+          )
+            .map(([id, ms]) => `${id} ${ms.toFixed(4)}`)
+            .join(" ")} (as separate passes: all ${row.perPassAllMs.toFixed(4)} attention ${row.perPassAttentionMs.toFixed(4)})`,
+        );
+      }
+      for (const b of Object.values(t)) b.destroy();
     }
-    for (const b of Object.values(t)) b.destroy();
-  }
 }
 
 // 2b. PagedAttention prefill (first measurement): B = 1 with 2048 and 8192 new tokens on an empty
@@ -663,7 +849,7 @@ log(
 );
 rows.push({ kernel: "copy", bytes: 2 * (64 << 20), ms: copySmall.ms, TBps: copySmall.tbps });
 for (const f of await timingFloor()) {
-  log(`timing floor: ${f.name}: ${(f.ms * 1e3).toFixed(2)} us`);
+  log(`timing floor: ${f.name}: ${(f.ms * 1e3).toFixed(f.ms < 1e-4 ? 4 : 2)} us`);
   rows.push({ kernel: "floor", case: f.name, workgroups: f.counts, ms: f.ms });
 }
 const which = process.argv.slice(2).filter((a) => !a.startsWith("--") && a !== outFile);

@@ -645,7 +645,7 @@ function renderKernel(kernel: CheckedKernel, profile: Profile, build: KernelProf
   };
 }
 
-/** The bundle's files: shaders (shared across profiles), per profile a dispatcher, a manifest and kernels.json, profiles.json and the index.ts that loadBundle reads. */
+/** The bundle's files: shaders (shared across profiles), per profile a dispatcher, a manifest (JSON and module) and kernels.json, profiles.json and the index.ts that loadBundle reads. */
 async function generateFiles(
   root: string,
   shaders: ReadonlyMap<string, ShaderRecord>,
@@ -654,7 +654,7 @@ async function generateFiles(
   reuse?: { readonly dispatchers: Map<string, ReusableDispatcher>; readonly inputs: readonly (string | undefined)[] },
 ): Promise<Map<string, string>> {
   const [
-    { generateBundleIndex, indexProfileOf },
+    { generateBundleIndex, generateManifestModule, indexProfileOf, MANIFEST_MODULE },
     { commentText, generateDispatcher, moduleFiles },
     { dispatcherInputsAllowReuse, reuseDispatcher },
     { manifestFor, profilesIndex },
@@ -695,6 +695,8 @@ async function generateFiles(
     for (const [rel, text] of moduleFiles(`${r.profile.name}/dispatcher`, dispatcher, emit)) files.set(rel, text);
     const described = manifestFor(r.profile, models, specFiles);
     files.set(`${r.profile.name}/manifest.json`, stableJson(described.manifest));
+    const manifestModule = generateManifestModule(r.profile.name, described.manifest, emit);
+    for (const [rel, text] of moduleFiles(`${r.profile.name}/${MANIFEST_MODULE}`, manifestModule, emit)) files.set(rel, text);
     files.set(`${r.profile.name}/kernels.json`, stableJson(described.kernels));
   }
   files.set("profiles.json", stableJson(profilesIndex(results.map((r) => r.profile))));

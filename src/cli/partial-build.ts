@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { makeDiagnostic } from "../core/codes.js";
 import { UserError } from "../core/diagnostic.js";
 import { stableJson } from "../core/stable-json.js";
-import { bundleIndexFromManifests } from "../emit/bundle-index.js";
+import { bundleIndexFromManifests, generateManifestModule, MANIFEST_MODULE } from "../emit/bundle-index.js";
 import type { EmitKind } from "../emit/code-writer.js";
 import { moduleFiles } from "../emit/dispatcher.js";
 import { profilesIndex } from "../emit/manifest.js";
@@ -16,8 +16,11 @@ import { MARKER, shaderBodyMatches } from "./out-dir.js";
 
 const PROFILES_JSON = "profiles.json";
 
-/** The generated modules' files by emit: the bundle index's and each profile's dispatcher's. */
-const MODULE_FILE = { ts: /^(?:index|[^/]+\/dispatcher)\.ts$/, js: /^(?:index|[^/]+\/dispatcher)\.(?:js|d\.ts)$/ };
+/** The generated modules' files by emit: the bundle index's and each profile's dispatcher's and manifest module's. */
+const MODULE_FILE = {
+  ts: /^(?:index|[^/]+\/(?:dispatcher|manifest))\.ts$/,
+  js: /^(?:index|[^/]+\/(?:dispatcher|manifest))\.(?:js|d\.ts)$/,
+};
 
 /** The files of `out/` that are generated modules of the other emit than `emit`. */
 export function otherEmitModules(files: Iterable<string>, emit: EmitKind): string[] {
@@ -157,6 +160,14 @@ export function mergePartial(m: PartialMerge): Map<string, string> {
     shaderIds,
     m.emit,
   );
-  if (index !== undefined) for (const [rel, text] of moduleFiles("index", index, m.emit)) files.set(rel, text);
+  if (index !== undefined) {
+    for (const [rel, text] of moduleFiles("index", index, m.emit)) files.set(rel, text);
+    // The manifest module the index imports, of every profile: one kept from an out/ built before
+    // kernelc wrote manifest modules has only its manifest.json.
+    for (const name of names) {
+      const manifest = generateManifestModule(name, parseJson(files.get(`${name}/manifest.json`)), m.emit);
+      for (const [rel, text] of moduleFiles(`${name}/${MANIFEST_MODULE}`, manifest, m.emit)) files.set(rel, text);
+    }
+  }
   return new Map([...files.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }

@@ -267,6 +267,31 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
     expect((await kernelc(["build", "--check"], root)).code).toBe(0);
   });
 
+  it("a partial build writes the manifest module of every profile the index imports, also of a kept profile whose out/ folder has none (an older kernelc's)", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const profiles = fs.readdirSync(out).filter((d) => fs.existsSync(path.join(out, d, "manifest.json")));
+    const kept = profiles.filter((p) => p !== "core");
+    expect(profiles).toContain("core");
+    expect(kept.length).toBeGreaterThan(0);
+    const before = Object.fromEntries(profiles.map((p) => [p, fs.readFileSync(path.join(out, p, "manifest.ts"), "utf8")]));
+    // out/ as a kernelc that wrote no manifest modules left it: none on disk, none in build-info.json.
+    const infoFile = path.join(out, "build-info.json");
+    const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest?: string };
+    for (const p of profiles) {
+      fs.rmSync(path.join(out, p, "manifest.ts"));
+      delete info.files[`${p}/manifest.ts`];
+    }
+    info.digest = buildInfoDigest(info.inputs, info.files);
+    fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+    const r = await kernelc(["build", "--profile", "core"], root);
+    expect(r.code, r.stderr).toBe(0);
+    for (const p of profiles) expect(fs.readFileSync(path.join(out, p, "manifest.ts"), "utf8"), p).toBe(before[p]);
+    for (const p of kept) expect(fs.readFileSync(path.join(out, "index.ts"), "utf8")).toContain(`import("./${p}/manifest.js")`);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
   it("a marker alone is kernelc's: the build replaces it", async () => {
     const root = makeProject();
     fs.mkdirSync(path.join(root, "out"));

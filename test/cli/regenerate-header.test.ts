@@ -19,9 +19,11 @@ describe("the regenerate line of generated headers", () => {
     const root = makeProject({ profiles: ["core", "compat"] });
     expect((await kernelc(["build"], root)).code).toBe(0);
     expect(secondLine(path.join(root, "out/core/dispatcher.ts"))).toBe("// Regenerate with `npx kernelc build --emit ts`.");
+    expect(secondLine(path.join(root, "out/core/manifest.ts"))).toBe("// Regenerate with `npx kernelc build --emit ts`.");
     expect(secondLine(path.join(root, "out/index.ts"))).toBe("// Regenerate with `npx kernelc build --emit ts`.");
     expect((await kernelc(["build", "--emit", "js"], root)).code).toBe(0);
-    for (const f of ["out/core/dispatcher.js", "out/core/dispatcher.d.ts", "out/index.js", "out/index.d.ts"])
+    const js = ["dispatcher.js", "dispatcher.d.ts", "manifest.js", "manifest.d.ts"].map((f) => `out/core/${f}`);
+    for (const f of [...js, "out/index.js", "out/index.d.ts"])
       expect(secondLine(path.join(root, f)), f).toBe("// Regenerate with `npx kernelc build --emit js`.");
     // The same build from a config that says js: out/ is what it makes.
     fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ profiles: ["core", "compat"], emit: "js" }));

@@ -35,7 +35,7 @@ describe("build output", () => {
     fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
     const files: string[] = [];
     for (const [rel, text] of a.files) {
-      // index.ts imports the manifests as JSON and names shaders by URL: test/package/tarball.test.ts compiles it with the DOM lib.
+      // index.ts names shaders by URL: test/package/module-settings.test.ts compiles it (and the manifest modules) with the DOM lib.
       if (!rel.endsWith("/dispatcher.ts")) continue;
       expect(text, rel).not.toMatch(/^import /m);
       const f = path.join(dir, rel);
@@ -89,24 +89,24 @@ describe("build output", () => {
     }
   }, 240_000);
 
-  it("out/index.ts and the dispatchers compile under isolatedDeclarations (every export's type stated)", async () => {
+  it("out/index.ts, the dispatchers and the manifest modules compile under isolatedDeclarations (every export's type stated)", async () => {
     const a = await repoBuild();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kernelc-tsc-iso-"));
     fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }));
     const roots: string[] = [];
     for (const [rel, text] of a.files) {
-      if (!rel.endsWith(".ts") && !rel.endsWith("/manifest.json")) continue;
+      if (!rel.endsWith(".ts")) continue;
       const f = path.join(dir, rel);
       fs.mkdirSync(path.dirname(f), { recursive: true });
       fs.writeFileSync(f, text);
-      if (rel.endsWith(".ts")) roots.push(f);
+      roots.push(f);
     }
     expect(roots).toContain(path.join(dir, "index.ts"));
+    expect(roots).toContain(path.join(dir, "core/manifest.ts"));
     const options: ts.CompilerOptions = {
       ...STRICT_CONSUMER,
       isolatedDeclarations: true,
       declaration: true,
-      resolveJsonModule: true,
       // index.ts names shaders by URL.
       lib: ["lib.es2022.d.ts", "lib.dom.d.ts"],
     };

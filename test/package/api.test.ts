@@ -27,9 +27,11 @@ describe("kernelc API", () => {
       "core/dispatcher.ts",
       "core/kernels.json",
       "core/manifest.json",
+      "core/manifest.ts",
       "desktop-32k/dispatcher.ts",
       "desktop-32k/kernels.json",
       "desktop-32k/manifest.json",
+      "desktop-32k/manifest.ts",
       "index.ts",
       "profiles.json",
     ]);
@@ -43,10 +45,14 @@ describe("kernelc API", () => {
       "core/dispatcher.d.ts",
       "core/dispatcher.js",
       "core/kernels.json",
+      "core/manifest.d.ts",
+      "core/manifest.js",
       "core/manifest.json",
       "desktop-32k/dispatcher.d.ts",
       "desktop-32k/dispatcher.js",
       "desktop-32k/kernels.json",
+      "desktop-32k/manifest.d.ts",
+      "desktop-32k/manifest.js",
       "desktop-32k/manifest.json",
       "index.d.ts",
       "index.js",
@@ -144,7 +150,7 @@ describe("the bundle index (out/index.ts)", () => {
     expect(names).toEqual(["desktop-32k", "mobile-256", "core"]);
     for (const p of names) {
       expect(index).toContain(`    dispatcher: () => import("./${p}/dispatcher.js"),`);
-      expect(index).toContain(`    manifest: () => import("./${p}/manifest.json", { with: { type: "json" } }).then((m) => m.default),`);
+      expect(index).toContain(`    manifest: () => import("./${p}/manifest.js").then((m) => m.default),`);
       // The requirements are the manifest's.
       const manifest = JSON.parse(r.files.get(`${p}/manifest.json`)!) as {
         requiredLimits: Record<string, number>;

@@ -80,8 +80,12 @@ describe("emit js", () => {
       [
         "core/dispatcher.d.ts",
         "core/dispatcher.js",
+        "core/manifest.d.ts",
+        "core/manifest.js",
         "desktop-32k/dispatcher.d.ts",
         "desktop-32k/dispatcher.js",
+        "desktop-32k/manifest.d.ts",
+        "desktop-32k/manifest.js",
         "index.d.ts",
         "index.js",
       ].sort(),
@@ -216,7 +220,7 @@ describe("emit js", () => {
 describe("kernelc build --emit", () => {
   const modules = (root: string): string[] =>
     Object.keys(snapshot(path.join(root, "out")))
-      .filter((rel) => /^(index|[^/]+\/dispatcher)\.(ts|js|d\.ts)$/.test(rel))
+      .filter((rel) => /^(index|[^/]+\/(dispatcher|manifest))\.(ts|js|d\.ts)$/.test(rel))
       .sort();
 
   it("switches between ts and js with full builds, keeps no-op and --check exact, and refuses to mix in a partial build", async () => {
@@ -280,7 +284,7 @@ describe("kernelc build --emit", () => {
     expect(back.stderr).not.toMatch(/warning|error/);
     expect(modules(root)).toEqual(
       Object.keys(tsSnapshot)
-        .filter((rel) => /^(index|[^/]+\/dispatcher)\.ts$/.test(rel))
+        .filter((rel) => /^(index|[^/]+\/(dispatcher|manifest))\.ts$/.test(rel))
         .sort(),
     );
     for (const rel of modules(root)) expect(fs.readFileSync(path.join(root, "out", rel), "utf8"), rel).toBe(tsSnapshot[rel]);

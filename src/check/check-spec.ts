@@ -26,6 +26,7 @@ import { alwaysFailingNodes, alwaysFailsDiagnostic } from "./always-fails.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -624,13 +625,19 @@ class SpecChecker {
       if (err instanceof TemplateSyntaxError) {
         const errFile = err.file ?? real;
         const span = new LineMap(errFile === real ? text : readInputFile(errFile, MAX_INPUT_BYTES)).spanAt(err.line, err.column);
-        const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
-        const hint = err.refused
-          ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
-          : "fix the template's Nunjucks syntax";
+        const what = err.tooDeep
+          ? `template \`${path.relative(realRoot, errFile).split(path.sep).join("/")}\` ${err.message}`
+          : err.refused
+            ? `template refused: ${err.message}`
+            : `template syntax error: ${err.message}`;
+        const hint = err.tooDeep
+          ? TEMPLATE_NESTING_HINT
+          : err.refused
+            ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
+            : "fix the template's Nunjucks syntax";
         this.diags.push(
           makeDiagnostic(
-            "template_error",
+            err.tooDeep ? "template_limit_exceeded" : "template_error",
             what,
             { file: errFile, span },
             { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] },
@@ -679,7 +686,7 @@ class SpecChecker {
         r = this.fileReads(file, body);
       } catch (err) {
         if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real)
-          throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
+          throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file, err.tooDeep);
         throw err;
       }
       r.names.forEach((n) => names.add(n));

@@ -1889,93 +1889,94 @@ export interface SparseAttentionCall {
 }
 
 const K1 = $q174;
-const K1A0V0: readonly string[] = ["", " >= 8"];
-const K1A0V1: readonly string[] = ["", " <= 2147483647"];
-const K1A0V2: readonly string[] = ["", " <= 32"];
+const K1A0V0: readonly string[] = ["", " >= ", ""];
+const K1A0V1: readonly string[] = ["", " >= 8"];
+const K1A0V2: readonly string[] = ["", " <= 2147483647"];
+const K1A0V3: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
 const K1A0S1 = K1A0S0 + $q175;
-const K1A0V3: readonly string[] = [$q176, $q38, $q39, $q177, $q178, "dim(shapes.pastKeyT, 2)", $q179, $q180, $q42];
+const K1A0V4: readonly string[] = [$q176, $q38, $q39, $q177, $q178, "dim(shapes.pastKeyT, 2)", $q179, $q180, $q42];
 const K1A0S2 = " on profile mobile-1024; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
 const K1A0S3 = K1A0S0 + $q181;
-const K1A0V4: readonly string[] = [$q38, $q39, $q177, $q178, $q179, $q180, $q42];
-const K1A0V5: readonly string[] = [$q176, $q38, $q39, $q182, $q179, $q42];
+const K1A0V5: readonly string[] = [$q38, $q39, $q177, $q178, $q179, $q180, $q42];
+const K1A0V6: readonly string[] = [$q176, $q38, $q39, $q182, $q179, $q42];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V6: readonly string[] = [$q39, $q179];
+const K1A0V7: readonly string[] = [$q39, $q179];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
-  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q46, K1A0V6, [a0, a1], K1A0S2);
+  return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q46, K1A0V7, [a0, a1], K1A0S2);
 }
 const K1A0S4 = $q174;
-const K1A0V7: readonly [number, string, string] = [134217728, $q47, K1A0S4];
-const K1A0V8: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
-const K1A0V9: readonly string[] = [$q65, $q66];
-const K1A0V10: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q193, 1, $q194, $q195, 1, $q196, $q189, 1, $q190, $q191, 1, $q192, "rotated_query", 6, $q197, $q62, 11, 0]);
-const K1A0V11: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
-const K1A0V12: readonly string[] = [$q203, $q65, $q75];
+const K1A0V8: readonly [number, string, string] = [134217728, $q47, K1A0S4];
+const K1A0V9: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
+const K1A0V10: readonly string[] = [$q65, $q66];
+const K1A0V11: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q193, 1, $q194, $q195, 1, $q196, $q189, 1, $q190, $q191, 1, $q192, "rotated_query", 6, $q197, $q62, 11, 0]);
+const K1A0V12: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
+const K1A0V13: readonly string[] = [$q203, $q65, $q75];
 const K1A0S5 = K1A0S0 + $q204;
-const K1A0V13: readonly BindingPlan[] = $bl([$q202, 7, $q202, $q34, 3, $q77]);
-const K1A0V14: readonly string[] = [$q75];
+const K1A0V14: readonly BindingPlan[] = $bl([$q202, 7, $q202, $q34, 3, $q77]);
+const K1A0V15: readonly string[] = [$q75];
 const K1A0S6 = K1A0S0 + $q78;
-const K1A0V15: readonly string[] = [K1A0S0, $q205, K1A0S0, $q206];
+const K1A0V16: readonly string[] = [K1A0S0, $q205, K1A0S0, $q206];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V16: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
+const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
 const K1A0S8 = K1A0S7 + $q175;
-const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
+const K1A0V18: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q202, 6, $q202, $q62, 11, 0]);
 const K1A0S9 = K1A0S7 + $q204;
 const K1A0S10 = K1A0S7 + $q78;
-const K1A0V18: readonly string[] = [K1A0S7, $q206];
-const K1A0V19: readonly string[] = ["", " == 3"];
+const K1A0V19: readonly string[] = [K1A0S7, $q206];
+const K1A0V20: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
 const K1A0S12 = K1A0S11 + $q175;
 const K1A0S13 = K1A0S11 + $q181;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V20: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
+const K1A0V21: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q193, 1, $q194, $q195, 1, $q196, $q62, 11, 0]);
 const K1A0S14 = K1A0S11 + $q204;
 const K1A0S15 = K1A0S11 + $q78;
-const K1A0V21: readonly string[] = [K1A0S11, $q205, K1A0S11, $q206];
+const K1A0V22: readonly string[] = [K1A0S11, $q205, K1A0S11, $q206];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q183 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q184, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V22: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
+const K1A0V23: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q185, 0, $q186, $q187, 0, $q188, $q189, 1, $q190, $q191, 1, $q192, $q62, 11, 0]);
 const K1A0S17 = K1A0S16 + $q175;
 const K1A0S18 = K1A0S16 + $q204;
 const K1A0S19 = K1A0S16 + $q78;
-const K1A0V23: readonly string[] = [K1A0S16, $q206];
+const K1A0V24: readonly string[] = [K1A0S16, $q206];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
 const K1A0S21 = K1A0S20 + $q175;
 const K1A0S22 = K1A0S20 + $q181;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V24: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
-const K1A0V25: readonly string[] = [$q203];
+const K1A0V25: readonly BindingPlan[] = $bl([$q68, 7, $q197, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0V26: readonly string[] = [$q203];
 const K1A0S23 = K1A0S20 + $q209;
-const K1A0V26: readonly string[] = [K1A0S20, $q205];
+const K1A0V27: readonly string[] = [K1A0S20, $q205];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S25 = K1A0S24 + $q175;
-const K1A0V27: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0V28: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q185, 1, $q186, $q187, 1, $q188, $q198, 1, $q199, $q200, 1, $q201, $q189, 1, $q190, $q191, 1, $q192, $q34, 3, $q77, $q62, 11, 0]);
 const K1A0S26 = K1A0S24 + $q209;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
 const K1A0S28 = K1A0S27 + $q175;
 const K1A0S29 = K1A0S27 + $q181;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S30 = K1A0S27 + $q209;
-const K1A0V28: readonly string[] = [K1A0S27, $q205];
+const K1A0V29: readonly string[] = [K1A0S27, $q205];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V5, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q207 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q208, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
 const K1A0S32 = K1A0S31 + $q175;
 const K1A0S33 = K1A0S31 + $q209;
@@ -2118,7 +2119,7 @@ function K1A0_d10(o: K1A0): number {
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? ((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q213, $q194).shape.length === 2)) && ($need(o.t10, $q214, $q196).shape.length === 2)) && $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[])) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q217, $q194).dtype === $q94)) && ($need(o.t10, $q218, $q196).dtype === $q94)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? (((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q213, $q194).shape.length === 2)) && ($need(o.t10, $q214, $q196).shape.length === 2)) && $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[])) && (($dimT(o.t9, (0 as number), $q194) as number) >= (o.s0[1] as number))) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q217, $q194).dtype === $q94)) && ($need(o.t10, $q218, $q196).dtype === $q94)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
     throw $wrap(e, $q219);
   }
@@ -2199,11 +2200,11 @@ function K1A0_x7(o: K1A0, path: readonly string[]): string {
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q213, $q194).shape.length === 2), () => $why(path, K0A0V10, [$q213, () => $need(o.t9, $q213, $q194).shape.length]), () => ($need(o.t10, $q214, $q196).shape.length === 2), () => $why(path, K0A0V10, [$q214, () => $need(o.t10, $q214, $q196).shape.length]), () => $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[]), () => $why(path, K0A0V0, [$q215, () => $need(o.t10, $q215, $q196).shape, $q216, () => $need(o.t9, $q216, $q194).shape]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V0, [$q211, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q212, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q217, $q194).dtype === $q94), () => $why(path, K0A0V1, [$q217, () => $need(o.t9, $q217, $q194).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q218, () => $need(o.t10, $q218, $q196).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q224]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q213, $q194).shape.length === 2), () => $why(path, K0A0V10, [$q213, () => $need(o.t9, $q213, $q194).shape.length]), () => ($need(o.t10, $q214, $q196).shape.length === 2), () => $why(path, K0A0V10, [$q214, () => $need(o.t10, $q214, $q196).shape.length]), () => $same($need(o.t10, $q215, $q196).shape as readonly number[], $need(o.t9, $q216, $q194).shape as readonly number[]), () => $why(path, K0A0V0, [$q215, () => $need(o.t10, $q215, $q196).shape, $q216, () => $need(o.t9, $q216, $q194).shape]), () => (($dimT(o.t9, (0 as number), $q194) as number) >= (o.s0[1] as number)), () => $why(path, K1A0V0, ["dim(shapes.cosCacheT, 0)", () => $dimT(o.t9, (0 as number), $q194), $q225, () => o.s0[1]]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V1, [$q211, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q212, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q217, $q194).dtype === $q94), () => $why(path, K0A0V1, [$q217, () => $need(o.t9, $q217, $q194).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q218, () => $need(o.t10, $q218, $q196).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q180, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q224]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V1, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V1, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
+  return $and([() => (($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number) as number) <= (2147483647 as number)), () => $why(path, K1A0V2, ["batchSize * seqLen * packedStride", () => $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number)]), () => $why(path, K1A0V2, ["batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number)])]);
 }
 /** why "qkvLayoutOk" is not true */
 function K1A0_x10(o: K1A0, path: readonly string[]): string {
@@ -2347,7 +2348,7 @@ function K1A0_d27(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V2, [$q135, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q234, () => K1A0_d26(o), $q133, $q134])]);
+  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V3, [$q135, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q234, () => K1A0_d26(o), $q133, $q134])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2455,15 +2456,15 @@ function K1A0_k0s(o: K1A0): string {
 function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V8);
     if (o.t9 === null) $omitted(pp, $q193, $q194);
-    const q5 = $buf(o.t9!, $q194, 2, K1A0V7);
+    const q5 = $buf(o.t9!, $q194, 2, K1A0V8);
     if (o.t10 === null) $omitted(pp, $q195, $q196);
-    const q6 = $buf(o.t10!, $q196, 2, K1A0V7);
+    const q6 = $buf(o.t10!, $q196, 2, K1A0V8);
     const b7 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2471,21 +2472,21 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q240, $q241, s, K1A0V8, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V9, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V10, st);
   }
 }
 function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
     if (o.t9 === null) $omitted(pp, $q193, $q194);
-    const q1 = $buf(o.t9!, $q194, 2, K1A0V7);
+    const q1 = $buf(o.t9!, $q194, 2, K1A0V8);
     if (o.t10 === null) $omitted(pp, $q195, $q196);
-    const q2 = $buf(o.t10!, $q196, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q2 = $buf(o.t10!, $q196, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V8);
     const b6 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2493,20 +2494,20 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V10, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
+    return $pass("rotate_q", "SparseAttention.RotateQuery", s, K1A0V11, [q0, q1, q2, q3, q4, c0, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V10, st);
   }
 }
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q199, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q201, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q0 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q199, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q201, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
@@ -2517,22 +2518,22 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q246, $q247, s, K1A0V11, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q246, $q247, s, K1A0V12, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V12, st);
+    return $evalIn(e, pp, K1A0V13, st);
   }
 }
 function K1A0_y3(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t11!, $q77, 2, K1A0V8);
     const wy = $wg(o.a2, 65535, pp, "y");
     st = 1;
     const r0: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wz = $wg(r0, 65535, pp, "z");
-    return $pass($q149, "SparseAttention.AttendSplitKMerge", s, K1A0V13, [c0, q0], 1, wy, wz);
+    return $pass($q149, "SparseAttention.AttendSplitKMerge", s, K1A0V14, [c0, q0], 1, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V14, st);
+    return $evalIn(e, pp, K1A0V15, st);
   }
 }
 function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2541,11 +2542,11 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S0 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S0 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
     if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S0 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s1 === undefined) $noShown(K1A0S0 + $q251, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
@@ -2556,7 +2557,7 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4($sdim(r1, K1A0S0, $q202) * 4), 134217728, $q47, K1A0S0, $q253);
     return $plan($q174, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V15, st);
+    return $evalAt(e, K1A0V16, st);
   }
 }
 function K1A0_r0(o: K1A0): string {
@@ -2580,11 +2581,11 @@ function K1A0_w7(o: K1A0): string {
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q3 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q4 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q192, 4, K1A0V8);
     const b5 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2592,21 +2593,21 @@ function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q240, $q241, s, K1A0V16, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V17, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V10, st);
   }
 }
 function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q199, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q201, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q199, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q201, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q192, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
@@ -2617,9 +2618,9 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q246, $q247, s, K1A0V17, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q246, $q247, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V12, st);
+    return $evalIn(e, pp, K1A0V13, st);
   }
 }
 function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2627,7 +2628,7 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let s0: string | undefined = undefined;
     if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S7 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S7 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
@@ -2635,7 +2636,7 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x0 = $fits($round4($sdim(r0, K1A0S7, $q202) * 4), 134217728, $q47, K1A0S7, $q253);
     return $plan($q174, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V18, st);
+    return $evalAt(e, K1A0V19, st);
   }
 }
 function K1A0_r1(o: K1A0): string {
@@ -2646,7 +2647,7 @@ function K1A0_r1(o: K1A0): string {
 }
 /** why "separateKv" is not true */
 function K1A0_x16(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 3), () => $why(path, K1A0V19, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 3), () => $why(path, K1A0V19, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => $same($need(o.t1, $q221, $q49).shape as readonly number[], $need(o.t2, $q222, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t1, $q221, $q49).shape, $q222, () => $need(o.t2, $q222, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q86, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q225, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q90, () => K1A0_d12(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q233, () => o.s0[2], $q87, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 3), () => $why(path, K1A0V20, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 3), () => $why(path, K1A0V20, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => $same($need(o.t1, $q221, $q49).shape as readonly number[], $need(o.t2, $q222, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t1, $q221, $q49).shape, $q222, () => $need(o.t2, $q222, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q86, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q225, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q90, () => K1A0_d12(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q233, () => o.s0[2], $q87, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2664,17 +2665,17 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V8);
+    const q2 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V8);
     if (o.t9 === null) $omitted(pp, $q193, $q194);
-    const q6 = $buf(o.t9!, $q194, 2, K1A0V7);
+    const q6 = $buf(o.t9!, $q194, 2, K1A0V8);
     if (o.t10 === null) $omitted(pp, $q195, $q196);
-    const q7 = $buf(o.t10!, $q196, 2, K1A0V7);
+    const q7 = $buf(o.t10!, $q196, 2, K1A0V8);
     const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2682,9 +2683,9 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q240, $q241, s, K1A0V20, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V21, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V10, st);
   }
 }
 function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2693,11 +2694,11 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S11 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S11 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
     if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S11 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s1 === undefined) $noShown(K1A0S11 + $q251, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
@@ -2708,7 +2709,7 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x1 = $fits($round4($sdim(r1, K1A0S11, $q202) * 4), 134217728, $q47, K1A0S11, $q253);
     return $plan($q174, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V21, st);
+    return $evalAt(e, K1A0V22, st);
   }
 }
 function K1A0_r2(o: K1A0): string {
@@ -2721,13 +2722,13 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     if (o.t1 === null) $omitted(pp, $q48, $q49);
-    const q0 = $buf(o.t1!, $q49, 2, K1A0V7);
+    const q0 = $buf(o.t1!, $q49, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q50, $q51);
-    const q1 = $buf(o.t2!, $q51, 2, K1A0V7);
-    const q2 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q3 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
+    const q1 = $buf(o.t2!, $q51, 2, K1A0V8);
+    const q2 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V8);
     const b6 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
@@ -2735,9 +2736,9 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q240, $q241, s, K1A0V22, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q240, $q241, s, K1A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V9, st);
+    return $evalIn(e, pp, K1A0V10, st);
   }
 }
 function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2745,7 +2746,7 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let s0: string | undefined = undefined;
     if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
-    if (s0 === undefined) $noShown(K1A0S16 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S16 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
@@ -2753,7 +2754,7 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     const x0 = $fits($round4($sdim(r0, K1A0S16, $q202) * 4), 134217728, $q47, K1A0S16, $q253);
     return $plan($q174, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V23, st);
+    return $evalAt(e, K1A0V24, st);
   }
 }
 function K1A0_r3(o: K1A0): string {
@@ -2765,22 +2766,22 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q1 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q2 = $buf(o.t5!, $q199, 4, K1A0V7);
-    const q3 = $buf(o.t6!, $q201, 4, K1A0V7);
-    const q4 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q5 = $buf(o.t8!, $q192, 4, K1A0V7);
-    const q6 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q199, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q201, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q192, 4, K1A0V8);
+    const q6 = $buf(o.t11!, $q77, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V24, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V25, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V25, st);
+    return $evalIn(e, pp, K1A0V26, st);
   }
 }
 function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
@@ -2789,18 +2790,18 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q248;
-    if (s0 === undefined) $noShown(K1A0S20 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S20 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
     if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q250;
-    if (s1 === undefined) $noShown(K1A0S20 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s1 === undefined) $noShown(K1A0S20 + $q251, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
     const x0 = $fits($round4($sdim(r0, K1A0S20, $q197) * 2), 134217728, $q47, K1A0S20, $q252);
     return $plan($q174, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V26, st);
+    return $evalAt(e, K1A0V27, st);
   }
 }
 function K1A0_r4(o: K1A0): string {
@@ -2811,29 +2812,29 @@ function K1A0_r4(o: K1A0): string {
 function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t0!, $q69, 2, K1A0V7);
-    const q1 = $buf(o.t3!, $q186, 2, K1A0V7);
-    const q2 = $buf(o.t4!, $q188, 2, K1A0V7);
-    const q3 = $buf(o.t5!, $q199, 4, K1A0V7);
-    const q4 = $buf(o.t6!, $q201, 4, K1A0V7);
-    const q5 = $buf(o.t7!, $q190, 4, K1A0V7);
-    const q6 = $buf(o.t8!, $q192, 4, K1A0V7);
-    const q7 = $buf(o.t11!, $q77, 2, K1A0V7);
+    const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
+    const q1 = $buf(o.t3!, $q186, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q188, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q199, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q201, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q190, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q192, 4, K1A0V8);
+    const q7 = $buf(o.t11!, $q77, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
     const b8 = [$u32(o.s0[1], pp, $q239), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q242), $u32(r0, pp, $q243), $u32(o.s6[1], pp, $q244), $u32(o.s3[2], pp, $q245), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q258, $q259, s, K1A0V27, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q258, $q259, s, K1A0V28, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
-    return $evalIn(e, pp, K1A0V25, st);
+    return $evalIn(e, pp, K1A0V26, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q254;
-  if (s0 === undefined) $noShown(K1A0S24 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (s0 === undefined) $noShown(K1A0S24 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
   return $plan($q174, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
@@ -2848,18 +2849,18 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
     if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q255;
-    if (s0 === undefined) $noShown(K1A0S27 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s0 === undefined) $noShown(K1A0S27 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
     if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S27 + $q251, K1A0V4, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (s1 === undefined) $noShown(K1A0S27 + $q251, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
     const x0 = $fits($round4($sdim(r0, K1A0S27, $q197) * 2), 134217728, $q47, K1A0S27, $q252);
     return $plan($q174, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
-    return $evalAt(e, K1A0V28, st);
+    return $evalAt(e, K1A0V29, st);
   }
 }
 function K1A0_r6(o: K1A0): string {
@@ -2870,7 +2871,7 @@ function K1A0_r6(o: K1A0): string {
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
   if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q257;
-  if (s0 === undefined) $noShown(K1A0S31 + $q249, K1A0V3, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (s0 === undefined) $noShown(K1A0S31 + $q249, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
   return $plan($q174, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }

@@ -44,7 +44,7 @@ import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tu
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
 import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
-import { buildTimeNonFinite } from "../plan/finite-check.js";
+import { buildTimeConstantProblems } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";
 import { lintPaths, makeCheckContext, specsFromConfig, tuneKeysOf, type SpecsOrigin } from "./lint.js";
 import { knownProfilesHint } from "./options.js";
@@ -540,7 +540,8 @@ function enumerateOnProfile(
     reports.push(...err.diagnostics.map((diagnostic) => ({ diagnostic, where })));
     return { kernel: ruled, assignments: [], candidates: [], problems: [] };
   }
-  for (const a of build.assignments) reports.push(...buildTimeNonFinite(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
+  for (const a of build.assignments)
+    reports.push(...buildTimeConstantProblems(k, a, profile.name).map((diagnostic) => ({ diagnostic, where })));
   if (implicit && build.problems.length) {
     reports.push({
       diagnostic: makeDiagnostic(

@@ -21,10 +21,12 @@ import { isFunctionName } from "./builtins.js";
 import { checkExpr, NAMESPACES, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
 import { evaluate, UNKNOWN, type EvalEnv, type PValue } from "../lang/evaluate.js";
-import { EvalError } from "../lang/ops.js";
+import { EvalError, dim as dimOf } from "../lang/ops.js";
+import { alwaysFailingNodes, alwaysFailsDiagnostic } from "./always-fails.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
+import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -265,7 +267,7 @@ class SpecChecker {
         const r = checkExpr(ast, scope());
         for (const p of r.problems) this.problemToDiag(d.expr, p);
         checked = { name, expr: { source: d.expr, texpr: r.texpr }, type: r.texpr.type, reads: r.derives, keyWhere: d.keyWhere };
-        this.checkFinite(d.expr, r.texpr, (n) => (defs.has(n) ? out.get(n) : parent?.get(n)), out);
+        this.checkConstants(d.expr, r.texpr, (n) => (defs.has(n) ? out.get(n) : parent?.get(n)), out);
       }
       inProgress.pop();
       if (!out.has(name)) out.set(name, checked);
@@ -314,22 +316,33 @@ class SpecChecker {
     const scope: Scope = { ...this.baseScope, deriveType: (n) => env.get(n)?.type, deriveNames: () => env.keys() };
     const r = checkExpr(ast, scope);
     for (const p of r.problems) this.problemToDiag(src, p);
-    this.checkFinite(src, r.texpr, (n) => env.get(n), env);
+    this.checkConstants(src, r.texpr, (n) => env.get(n), env);
     return { source: src, texpr: r.texpr };
   }
 
-  /** Values of derive entries known without any leaf (constants), per derive environment: for checkFinite. */
+  /** Values of derive entries known without any leaf (constants), per derive environment: for checkConstants. */
   private readonly constants = new Map<object, Map<string, PValue>>();
+
+  /** The declared rank of each tensor that declares one (a call's tensor has it, or the call is rejected before any evaluation). */
+  private get declaredRanks(): ReadonlyMap<string, number> {
+    this.ranks ??= new Map(
+      [...this.spec.outputs, ...this.spec.inputs].flatMap((t) => (t.rank === undefined ? [] : [[t.name, t.rank] as const])),
+    );
+    return this.ranks;
+  }
+  private ranks?: Map<string, number>;
 
   /**
    * Reports the innermost sub-expressions whose value is known without any leaf (constants and
    * derive entries that are constants) and is infinite or NaN, such as `1e300 * 1e300`: kernelc
-   * cannot emit such a value, and no condition or size should rest on one.
+   * cannot emit such a value, and no condition or size should rest on one. Also those that fail
+   * whenever they are evaluated, such as `ceilDiv(n, 0)` (see always-fails.ts).
    */
-  private checkFinite(src: ExprSource, e: TExpr, lookup: (name: string) => CheckedDerive | undefined, envKey: object): void {
+  private checkConstants(src: ExprSource, e: TExpr, lookup: (name: string) => CheckedDerive | undefined, envKey: object): void {
     if (this.nestingReported.size > 0 || hasErrorType(e)) return;
     const env = this.constEnv(lookup, envKey);
     for (const { node, value } of nonFiniteNodes(e, env)) this.diags.push(nonFiniteDiagnostic(this.file, src, node, value));
+    for (const f of alwaysFailingNodes(e, env).failing) this.diags.push(alwaysFailsDiagnostic(this.file, src, f));
   }
 
   /** The partial-evaluation environment of a derive environment: leaves unknown, constant derive entries known (memoized per `envKey`). */
@@ -342,7 +355,12 @@ class SpecChecker {
     const known = memo;
     const env: EvalEnv = {
       leaf: () => UNKNOWN,
-      dim: () => UNKNOWN,
+      // A call gives a tensor of its declared rank (or the plan fails first): an axis outside it always fails.
+      dim: (tensor, axis) => {
+        const rank = this.declaredRanks.get(tensor);
+        if (rank !== undefined) dimOf(new Array<number>(rank).fill(0), axis, `shapes.${tensor}`);
+        return UNKNOWN;
+      },
       hasAttr: () => UNKNOWN,
       derive: (name) => {
         if (known.has(name)) return known.get(name)!;
@@ -607,13 +625,19 @@ class SpecChecker {
       if (err instanceof TemplateSyntaxError) {
         const errFile = err.file ?? real;
         const span = new LineMap(errFile === real ? text : readInputFile(errFile, MAX_INPUT_BYTES)).spanAt(err.line, err.column);
-        const what = err.refused ? `template refused: ${err.message}` : `template syntax error: ${err.message}`;
-        const hint = err.refused
-          ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
-          : "fix the template's Nunjucks syntax";
+        const what = err.tooDeep
+          ? `template \`${path.relative(realRoot, errFile).split(path.sep).join("/")}\` ${err.message}`
+          : err.refused
+            ? `template refused: ${err.message}`
+            : `template syntax error: ${err.message}`;
+        const hint = err.tooDeep
+          ? TEMPLATE_NESTING_HINT
+          : err.refused
+            ? 'templates are data: they print values, branch, loop and call their own macros (see docs/templates.md, "The template sandbox")'
+            : "fix the template's Nunjucks syntax";
         this.diags.push(
           makeDiagnostic(
-            "template_error",
+            err.tooDeep ? "template_limit_exceeded" : "template_error",
             what,
             { file: errFile, span },
             { hint, notes: [{ message: `used by pass \`${p.id}\``, location: whereLocation(this.file, p.shaderWhere) }] },
@@ -662,7 +686,7 @@ class SpecChecker {
         r = this.fileReads(file, body);
       } catch (err) {
         if (err instanceof TemplateSyntaxError && err.file === undefined && file !== real)
-          throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file);
+          throw new TemplateSyntaxError(err.message, err.line, err.column, err.refused, file, err.tooDeep);
         throw err;
       }
       r.names.forEach((n) => names.add(n));

@@ -13,10 +13,12 @@ const njNodes = require("nunjucks/src/nodes") as Record<string, new (...args: un
 
 import type { TemplateReads } from "../model/checked.js";
 import { parseTemplate, templateSafetyProblems } from "./template-safety.js";
+import { TemplateTooDeep, unclosedConstruct } from "./template-scan.js";
 
 /**
  * A template that cannot be used, with a 1-based line and column (0 when nunjucks gives no
- * position): a syntax error, or (`refused`) a construct the template sandbox does not allow.
+ * position): a syntax error, (`refused`) a construct the template sandbox does not allow, or
+ * (`tooDeep`) nesting past MAX_TEMPLATE_NESTING.
  */
 export class TemplateSyntaxError extends Error {
   constructor(
@@ -26,6 +28,7 @@ export class TemplateSyntaxError extends Error {
     readonly refused = false,
     /** The template file the error is in, when it is not the one being checked (an include). */
     readonly file?: string,
+    readonly tooDeep = false,
   ) {
     super(message);
   }
@@ -42,6 +45,7 @@ export function templateReads(src: string): TemplateReads {
   try {
     ast = parseTemplate(src);
   } catch (err) {
+    if (err instanceof TemplateTooDeep) throw new TemplateSyntaxError(err.message, err.line, err.column, false, undefined, true);
     const e = err as { message?: string; lineno?: number; colno?: number };
     const msg = String(e.message ?? err)
       .replace(/^\(unknown path\)\s*/, "")
@@ -102,68 +106,4 @@ export function templateReads(src: string): TemplateReads {
     if (x instanceof njNodes.Set && node.body !== undefined) stack.push(node.body);
   }
   return { names, tunables, dtypes, includes, anyTunable: tunablesMentions > tunablesMembers, unknownIncludes };
-}
-
-/** Block tags that need an end tag (`{% set x %}` only without `=`). */
-const BLOCK_TAGS: ReadonlySet<string> = new Set(["if", "for", "asyncEach", "asyncAll", "macro", "call", "filter", "block", "set"]);
-
-/**
- * The `{{`, `{#` or block tag (`{% if %}`, `{% for %}`, …) of `src` that the file ends inside of or
- * without closing, innermost first, with a message naming what closes it; undefined when there is
- * none (the syntax error is something else).
- */
-export function unclosedConstruct(src: string): { message: string; line: number; column: number } | undefined {
-  const blocks: { name: string; at: number }[] = [];
-  const position = (at: number): { line: number; column: number } => {
-    const before = src.slice(0, at);
-    return { line: before.split("\n").length, column: at - before.lastIndexOf("\n") };
-  };
-  let i = 0;
-  while (i < src.length) {
-    const open = src.indexOf("{", i);
-    if (open < 0) break;
-    const two = src.slice(open, open + 2);
-    if (two !== "{{" && two !== "{%" && two !== "{#") {
-      i = open + 1;
-      continue;
-    }
-    const close = two === "{{" ? "}}" : two === "{%" ? "%}" : "#}";
-    let j = open + 2;
-    let quote = "";
-    for (; j < src.length; j++) {
-      if (two === "{#") {
-        if (src.startsWith(close, j)) break;
-      } else if (quote) {
-        if (src[j] === "\\") j++;
-        else if (src[j] === quote) quote = "";
-      } else if (src[j] === '"' || src[j] === "'") quote = src[j];
-      else if (src.startsWith(close, j)) break;
-    }
-    if (j >= src.length) {
-      const what = two === "{{" ? "`{{`" : two === "{#" ? "the comment `{#`" : "the tag `{%`";
-      return { message: `${what} is never closed: the file ends before its \`${close}\``, ...position(open) };
-    }
-    i = j + 2;
-    if (two !== "{%") continue;
-    const body = src
-      .slice(open + 2, j)
-      .replace(/^-/, "")
-      .replace(/-$/, "")
-      .trim();
-    const name = /^[A-Za-z_]\w*/.exec(body)?.[0] ?? "";
-    if (name === "raw" || name === "verbatim") {
-      const end = new RegExp(`\\{%-?\\s*end${name}\\s*-?%\\}`, "g");
-      end.lastIndex = i;
-      const m = end.exec(src);
-      if (!m) return { message: `\`{% ${name} %}\` is never closed: add \`{% end${name} %}\``, ...position(open) };
-      i = m.index + m[0].length;
-    } else if (BLOCK_TAGS.has(name) && !(name === "set" && body.includes("="))) {
-      blocks.push({ name, at: open });
-    } else if (name.startsWith("end") && blocks.length > 0 && blocks[blocks.length - 1]!.name === name.slice(3)) {
-      blocks.pop();
-    }
-  }
-  const last = blocks[blocks.length - 1];
-  if (!last) return undefined;
-  return { message: `\`{% ${last.name} … %}\` is never closed: add \`{% end${last.name} %}\``, ...position(last.at) };
 }

@@ -8,6 +8,7 @@
  * sandbox (src/emit/template-sandbox.ts) enforces the same rules at run time.
  */
 import { createRequire } from "node:module";
+import { MAX_TEMPLATE_NESTING, sourceNestingProblem, TemplateTooDeep, tooDeepMessage } from "./template-scan.js";
 
 const require = createRequire(import.meta.url);
 // nunjucks ships its parser as a CommonJS module without type declarations.
@@ -25,16 +26,49 @@ const PARSED_TREES_KEPT = 64;
 
 /**
  * Parses a template as kernelc renders it (trimBlocks, lstripBlocks). Throws nunjucks' TemplateError
- * on a syntax error. The tree is shared by the callers with the same text: it must not be modified.
+ * on a syntax error, and TemplateTooDeep for a template that nests deeper than
+ * MAX_TEMPLATE_NESTING (checked before parsing, which would overflow the stack, and on the tree).
+ * The tree is shared by the callers with the same text: it must not be modified.
  */
 export function parseTemplate(src: string): unknown {
   let tree = parsedTrees.get(src);
   if (tree === undefined) {
+    const deep = sourceNestingProblem(src);
+    if (deep) throw deep;
     tree = njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+    const deepTree = treeNestingProblem(tree);
+    if (deepTree) throw deepTree;
     if (parsedTrees.size >= PARSED_TREES_KEPT) parsedTrees.delete(parsedTrees.keys().next().value!);
     parsedTrees.set(src, tree);
   }
   return tree;
+}
+
+/**
+ * Where a parse tree first nests deeper than MAX_TEMPLATE_NESTING levels (one per node; a
+ * comparison one more per operator after the first, as the compiled code nests them), or
+ * undefined. Iterative: the tree may be too deep for recursion.
+ */
+function treeNestingProblem(tree: unknown): TemplateTooDeep | undefined {
+  const stack: { node: unknown; depth: number; at?: NjNode }[] = [{ node: tree, depth: 0 }];
+  while (stack.length > 0) {
+    const { node: x, depth, at } = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (const y of x) stack.push({ node: y, depth, at });
+      continue;
+    }
+    if (!isNode(x)) continue;
+    // Node lists carry no position of their own (0, 0): the nearest enclosing node's is used.
+    const here = typeof x.lineno === "number" && x.typename !== "NodeList" && x.typename !== "Root" ? x : at;
+    const levels = depth + 1 + (x.typename === "Compare" && Array.isArray(x.ops) ? Math.max(0, x.ops.length - 1) : 0);
+    if (levels > MAX_TEMPLATE_NESTING) {
+      const what = "an expression or blocks nested inside each other, such as a long chain of operators, filters or members";
+      return new TemplateTooDeep(tooDeepMessage(what), (here?.lineno ?? 0) + 1, (here?.colno ?? 0) + 1);
+    }
+    if (x.typename === "Set" && x.body !== undefined) stack.push({ node: x.body, depth: levels, at: here });
+    for (const f of x.fields ?? []) stack.push({ node: x[f], depth: levels, at: here });
+  }
+  return undefined;
 }
 
 /** Filters a template may use: each maps data to data. */
@@ -113,11 +147,12 @@ export function isForbiddenTemplateName(name: string): boolean {
   return name === "constructor" || name === "prototype" || name.startsWith("__");
 }
 
-/** A refused construct at a 1-based template line and column. */
+/** A refused construct at a 1-based template line and column (`tooDeep`: nesting past MAX_TEMPLATE_NESTING). */
 export interface TemplateProblem {
   readonly message: string;
   readonly line: number;
   readonly column: number;
+  readonly tooDeep?: boolean;
 }
 
 /** Node types of the Nunjucks parse tree a template may contain. */
@@ -292,12 +327,17 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
   return problems.sort((a, b) => a.line - b.line || a.column - b.column);
 }
 
-/** The refused constructs of a template's source; a template that does not parse has none (its syntax error is reported where it is compiled). */
+/**
+ * The refused constructs of a template's source; a template that does not parse has none (its
+ * syntax error is reported where it is compiled), unless it nests too deep to parse.
+ */
 export function templateSourceProblems(src: string): TemplateProblem[] {
   let ast: unknown;
   try {
     ast = parseTemplate(src);
-  } catch {
+  } catch (err) {
+    if (err instanceof TemplateTooDeep)
+      return [{ message: `the template ${err.message}`, line: err.line, column: err.column, tooDeep: true }];
     return [];
   }
   return templateSafetyProblems(ast);

@@ -72,6 +72,11 @@ export const CODES = {
     summary: "A uniform field's value is known without a call and is outside its type's range (u32, i32, or a finite f32).",
   },
   non_finite_value: { severity: "error", summary: "A constant sub-expression evaluates to infinity or NaN (such as `1e300 * 1e300`)." },
+  expr_always_fails: {
+    severity: "error",
+    summary:
+      "A sub-expression fails whenever it is evaluated (such as `ceilDiv(n, 0)`), so every call that evaluates it would be rejected; a warning where it sits in a branch only some calls evaluate.",
+  },
   condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
   shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },

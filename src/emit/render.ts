@@ -11,6 +11,7 @@ import path from "node:path";
 import nunjucks from "nunjucks";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
+import { TEMPLATE_NESTING_HINT } from "../check/template-scan.js";
 import {
   PRINTS_A_CALLABLE,
   PRINTS_A_LIST,
@@ -75,18 +76,24 @@ export class RenderError extends Error {
     readonly line?: number,
     readonly column?: number,
     readonly limit = false,
+    /** How to fix it, where the message alone does not say. */
+    readonly hint?: string,
   ) {
     super(message);
   }
 }
 
-/** The loader refused a template the sandbox does not allow; carries the refused construct's position. */
+/**
+ * The loader refused a template the sandbox does not allow, or one that nests too deep to compile
+ * (`tooDeep`); carries the refused construct's position.
+ */
 class TemplateRefused extends TemplateSandboxError {
   constructor(
     message: string,
     readonly file: string,
     readonly lineno: number,
     readonly colno: number,
+    readonly tooDeep = false,
   ) {
     super(message);
   }
@@ -187,7 +194,7 @@ class ConfinedLoader extends nunjucks.Loader implements nunjucks.ILoader {
     const { src } = readConfinedTemplate(this.root, name);
     this.sources.set(name, src);
     const refused = templateSourceProblems(src)[0];
-    if (refused) throw new TemplateRefused(refused.message, name, refused.line, refused.column);
+    if (refused) throw new TemplateRefused(refused.message, name, refused.line, refused.column, refused.tooDeep);
     if (!this.instrumentWith) return { src, path: name, noCache: false };
     const index = this.instrumentWith.files.length;
     this.instrumentWith.files.push(name);
@@ -553,7 +560,9 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
   let raised = false;
   for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
     if (c instanceof TemplateRefused)
-      return new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
+      return c.tooDeep
+        ? new RenderError(c.message, c.file, c.lineno || undefined, c.colno || undefined, true, TEMPLATE_NESTING_HINT)
+        : new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
     if (c instanceof RenderLimitExceeded) limit = true;
     if (c instanceof RenderLimitExceeded || c instanceof TemplateSandboxError) raised = true;
   }

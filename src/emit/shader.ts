@@ -464,6 +464,7 @@ function renderRequest(
         `template ${err.file} failed to render: ${err.message}`,
         ctx.templatesDir,
         err,
+        { hint: err.hint },
       ),
       where,
     });

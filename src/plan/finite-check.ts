@@ -6,14 +6,29 @@
  * located `non_finite_value`, not an internal error. Likewise a uniform field whose value is known
  * on the profile and does not fit its type is `uniform_out_of_range` here, not a plan error of every call.
  */
+import { alwaysFailingNodes, alwaysFailsDiagnostic, derivesNeverThrow } from "../check/always-fails.js";
 import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes, tryEvaluate, uniformFits, uniformRangeDiagnostic } from "../check/check-spec.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CExpr, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { AssignmentBuild } from "./enumerate.js";
 import { DeriveEnv, StaticLeaves } from "./env.js";
 
-/** The non_finite_value diagnostics of one built assignment of a kernel on a profile (each sub-expression once). */
-export function buildTimeNonFinite(kernel: CheckedKernel, assignment: AssignmentBuild, profile: string): Diagnostic[] {
+/**
+ * One derive environment of the walk for failing sub-expressions: `owner(name)` names the
+ * environment whose value of entry `name` this one shares (an entry neither overridden here nor
+ * reading an override has the value it has in the enclosing environment).
+ */
+interface FailScope {
+  readonly env: DeriveEnv;
+  readonly derives: ReadonlyMap<string, CheckedDerive>;
+  readonly owner: (name: string) => string;
+}
+
+/**
+ * The non_finite_value, uniform_out_of_range and expr_always_fails diagnostics of one built
+ * assignment of a kernel on a profile (each sub-expression once).
+ */
+export function buildTimeConstantProblems(kernel: CheckedKernel, assignment: AssignmentBuild, profile: string): Diagnostic[] {
   const out: Diagnostic[] = [];
   const seen = new Set<string>();
   const facts = assignment.facts;
@@ -31,20 +46,52 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
       }
     }
   };
+  // Sub-expressions that fail whenever they are evaluated with this assignment's values: in what
+  // every call reaching a kernel, variant or pass evaluates (conditions, shapes, dispatch sizes,
+  // uniform fields) and in the derive entries those read unguarded. An entry read only under a
+  // condition, or only where this assignment never goes, may fail harmlessly; guarded failures
+  // are lint's warnings, not repeated here.
+  const walked = new Set<string>();
+  const failing = (roots: Iterable<CExpr>, scope: FailScope, name: string): void => {
+    const safe = derivesNeverThrow(scope.env);
+    const queue = [...roots].map((c) => ({ c, key: `${name}:${c.source.where.pointer}` }));
+    while (queue.length > 0) {
+      const { c, key } = queue.pop()!;
+      if (walked.has(key)) continue;
+      walked.add(key);
+      const scan = alwaysFailingNodes(c.texpr, safe);
+      for (const f of scan.failing) {
+        const at = `fails:${c.source.where.pointer}:${f.node.span.start}:${f.node.span.end}`;
+        if (f.guard || seen.has(at)) continue;
+        seen.add(at);
+        out.push(alwaysFailsDiagnostic(kernel.spec.file, c.source, f, context));
+      }
+      for (const n of scan.unguardedReads) {
+        const d = scope.derives.get(n);
+        if (d) queue.push({ c: d.expr, key: `${scope.owner(n)}:${d.expr.source.where.pointer}` });
+      }
+    }
+  };
   const top = new DeriveEnv(kernel.derive, leaves);
+  const topScope: FailScope = { env: top, derives: kernel.derive, owner: () => "kernel" };
   check(
     [...kernel.derive.values()].map((d) => d.expr),
     top,
   );
   check(kernel.when, top);
   check(kernel.outputShapes.values(), top);
-  for (const { variant: v } of assignment.variants) {
+  failing([...kernel.when, ...kernel.outputShapes.values()], topScope, "kernel");
+  assignment.variants.forEach(({ variant: v }, vi) => {
     const venv = deriveEnv(kernel, v);
     const ve = new DeriveEnv(venv, leaves);
     // An entry that neither is overridden here nor reads one (directly or not) has the value it has
     // in the enclosing environment, checked there already: only the others are evaluated again.
+    const vChanged = changedEntries(venv, v.derive.keys());
+    const vName = `variant ${vi}`;
+    const vOwned = new Set(vChanged.map((d) => d.name));
+    const vOwner = (n: string): string => (vOwned.has(n) ? vName : "kernel");
     check(
-      changedEntries(venv, v.derive.keys()).map((d) => d.expr),
+      vChanged.map((d) => d.expr),
       ve,
     );
     check(v.when, ve);
@@ -52,18 +99,22 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
       v.intermediates.map((i) => i.shape),
       ve,
     );
-    for (const p of v.passes) {
+    failing([...v.when, ...v.intermediates.map((i) => i.shape)], { env: ve, derives: venv, owner: vOwner }, vName);
+    v.passes.forEach((p, pi) => {
       const penv = deriveEnv(kernel, v, p);
       const pe = new DeriveEnv(penv, leaves);
+      const pChanged = changedEntries(penv, p.derive.keys());
+      const pName = `${vName} pass ${pi}`;
       check(
-        changedEntries(penv, p.derive.keys()).map((d) => d.expr),
+        pChanged.map((d) => d.expr),
         pe,
       );
       check(p.dispatch, pe);
-      check(
-        p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value)),
-        pe,
-      );
+      const fields = p.bindings.flatMap((b) => (b.fields ?? []).map((f) => f.value));
+      check(fields, pe);
+      const pOwned = new Set(pChanged.map((d) => d.name));
+      const pOwner = (n: string): string => (pOwned.has(n) ? pName : vOwner(n));
+      failing([...p.dispatch, ...fields], { env: pe, derives: penv, owner: pOwner }, pName);
       // A uniform field known on this profile (from device limits, tunables, dtypes) must fit its type.
       for (const b of p.bindings)
         for (const f of b.fields ?? []) {
@@ -74,8 +125,8 @@ export function buildTimeNonFinite(kernel: CheckedKernel, assignment: Assignment
           seen.add(key);
           out.push(uniformRangeDiagnostic(kernel.spec.file, f.value.source, b.id, f, v, context));
         }
-    }
-  }
+    });
+  });
   return out;
 }
 

@@ -365,6 +365,25 @@ describe("SparseAttention: ops.md contract", () => {
     );
   });
 
+  it("do_rotary: cos_cache and sin_cache need a row for every token of the call (the last one's position is at least S - 1)", () => {
+    const rot = base({ S: 4, rotary: "split" });
+    expect(expectPlan(k, rot).variant).toBe("separate_rotary");
+    // Four rows cover the positions of a prompt of four tokens; whether they cover a decode's
+    // positions (past_b + s) depends on key_total_sequence_lengths, data the plan does not read.
+    expect(
+      expectPlan(
+        k,
+        edit(rot, (m) => (m.inputs.cosCacheT = m.inputs.sinCacheT = f16([4, 16]))),
+      ).variant,
+    ).toBe("separate_rotary");
+    expectRejected(
+      k,
+      edit(rot, (m) => (m.inputs.cosCacheT = m.inputs.sinCacheT = f16([3, 16]))),
+      "contract",
+      /`rotaryOk`: `dim\(shapes\.cosCacheT, 0\) >= seqLen` is false \(dim\(shapes\.cosCacheT, 0\) = 3, seqLen = 4\)/,
+    );
+  });
+
   it("head size: a multiple of 8, of 16 with rotary", () => {
     expectRejected(k, base({ H: 36 }), "contract", /`headSize % 8 == 0` is false/);
     expectRejected(k, base({ H: 40, rotary: "split", rotaryDim: 32 }), "contract", /headSize % 16 == 0/);

@@ -10,9 +10,11 @@
  * that very path (`carriesGeneratedMark`, core/generated-mark.ts). The records alone prove nothing:
  * they are plain files in out/ that anyone can write (the digest is a checksum, not a secret), so
  * a record that lists a user's own file with its real hash, or a copy of a generated file under
- * another name, must not make that file kernelc's. Anything else in the folder (a file, folder,
- * symbolic link or special file it did not write, or a file of its own edited since) stops the
- * build before it changes anything, with a diagnostic naming the path.
+ * another name, must not make that file kernelc's. Nor does a record make a folder kernelc's: a
+ * folder is removed only once kernelc has removed its own files from it and it is empty; an empty
+ * folder found in out/ is not kernelc's. Anything else in the folder (a file, folder, symbolic link
+ * or special file it did not write, or a file of its own edited since) stops the build before it
+ * changes anything, with a diagnostic naming the path.
  */
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -224,9 +226,11 @@ export interface OutAudit {
  * file whose hash is the one build-info.json (`info`) or the pending record lists for its path and
  * whose content carries kernelc's generated-file mark for that path (`carriesGeneratedMark`), the
  * marker with kernelc's text, build-info.json itself, the pending record, or a temporary file of an
- * in-place update holding exactly the content pending for its target (with that target's mark), or
- * an empty folder on the path of a listed file. A listed file that is missing is fine. Without
- * `info` only a lone marker is kernelc's.
+ * in-place update holding exactly the content pending for its target (with that target's mark). A
+ * folder is kernelc's only through the files of kernelc's it holds: an empty one is not, even on
+ * the path of a file a record lists (a record proves nothing; kernelc removes only the folders it
+ * empties of its own files). A listed file that is missing is fine. Without `info` only a lone
+ * marker is kernelc's.
  */
 export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending?: Readonly<Record<string, readonly string[]>>): OutAudit {
   const foreign: string[] = [];
@@ -271,8 +275,7 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
   const ancestors = new Set<string>();
   for (const rel of [...Object.keys(info?.files ?? {}), ...Object.keys(pending ?? {})])
     for (let d = path.posix.dirname(rel); d !== "."; d = path.posix.dirname(d)) ancestors.add(d);
-  const emptyOk = new Set((tree.emptyDirs ?? []).filter((d) => ancestors.has(d)).map((d) => `${d}/ (empty folder)`));
-  for (const entry of tree.unexpected) if (!emptyOk.has(entry)) foreign.push(entry);
+  foreign.push(...tree.unexpected);
   // A folder that holds nothing kernelc lists is named once, as the folder.
   const named = new Set<string>();
   for (const entry of foreign) {
@@ -309,13 +312,17 @@ export function auditDiagnostics(audit: OutAudit, shown: string, dir: string): D
   const diags: Diagnostic[] = [];
   for (const entry of audit.foreign) {
     const what = /\((?:empty folder|folder|symbolic link|special file|file too large to be generated)\)$/.test(entry) ? "" : " (a file)";
+    const empty = entry.endsWith("/ (empty folder)") ? entry.slice(0, -" (empty folder)".length) : undefined;
     diags.push(
       makeDiagnostic(
         "out_unexpected",
         `${shown}/${entry}${what} was not written by kernelc; kernelc never deletes or overwrites what it did not write, so nothing in ${shown}/ was changed`,
         { file: dir },
         {
-          hint: `move it out of ${shown}/ (or delete it yourself), then rebuild: ${shown}/ holds only what kernelc generates`,
+          hint:
+            empty === undefined
+              ? `move it out of ${shown}/ (or delete it yourself), then rebuild: ${shown}/ holds only what kernelc generates`
+              : `kernelc removes only the folders it empties of its own files, and cannot tell an empty folder it made from yours: if it is yours, move it out of ${shown}/; if it is what is left of kernelc's files (files you deleted, an interrupted build), remove it yourself (rmdir ${shown}/${empty}); then rebuild`,
         },
       ),
     );
@@ -480,21 +487,42 @@ export function updateInPlace(
   return { written: order.filter((rel) => rel !== BUILD_INFO), removed };
 }
 
+/** Removes `dir` and its parents up to `top` (both included) while they are empty; a failure to is ignored (the caller reports its own error). */
+function removeIfEmpty(dir: string, top: string): void {
+  try {
+    for (let d = dir; d.length >= top.length; d = path.dirname(d)) {
+      if (!lstatOrUndefined(d)?.isDirectory() || fs.readdirSync(d).length > 0) return;
+      fs.rmdirSync(d);
+    }
+  } catch {
+    // Left in place: the next build names it.
+  }
+}
+
 /** Shaders before the files that name them (dispatchers, manifests, index.ts), build-info.json last. */
 function writeRank(rel: string): number {
   return rel === MARKER ? 0 : rel.startsWith("shaders/") ? 1 : rel === BUILD_INFO ? 3 : 2;
 }
 
-/** Writes `rel` under `dir` by a temporary file beside it renamed over it (the audit knows that name). */
+/**
+ * Writes `rel` under `dir` by a temporary file beside it renamed over it (the audit knows that
+ * name). When the write fails, the folders it made for the file are removed again if still empty:
+ * an empty folder is not kernelc's to the next build (see auditTree), so it must not leave one.
+ */
 function writeAtomic(dir: string, rel: string, text: string): void {
   const p = path.join(dir, ...rel.split("/"));
-  fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
+  const made = fs.mkdirSync(path.dirname(p), { recursive: true, mode: 0o777 });
   const tmp = path.join(path.dirname(p), `.${path.basename(p)}.tmp-${process.pid}-${randomBytes(4).toString("hex")}`);
   try {
     fs.writeFileSync(tmp, text, { flag: "wx", mode: 0o666 });
     fs.renameSync(tmp, p);
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    try {
+      fs.rmSync(tmp, { force: true });
+    } catch {
+      // Never made (a name too long, a folder it may not write): nothing to remove.
+    }
+    if (made !== undefined) removeIfEmpty(path.dirname(p), made);
     throw err;
   }
 }

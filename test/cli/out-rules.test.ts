@@ -198,6 +198,25 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     expect(fs.readFileSync(path.join(root, "out/.kernelc-out"), "utf8")).toMatch(/written by kernelc/);
   });
 
+  it("an empty folder of the user's (--out) is filled in place, never removed and made again; a failed build leaves it empty", async () => {
+    const root = makeProject();
+    const mine = path.join(root, "gen/mine");
+    fs.mkdirSync(mine, { recursive: true });
+    const ino = fs.statSync(mine).ino;
+    // A spec error: nothing is written, the folder stays as it was.
+    fs.writeFileSync(path.join(root, "specs/Broken.json"), "{");
+    expect((await kernelc(["build", "--out", "gen/mine"], root)).code).toBe(1);
+    expect(fs.readdirSync(mine)).toEqual([]);
+    fs.rmSync(path.join(root, "specs/Broken.json"));
+    const r = await kernelc(["build", "--out", "gen/mine"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.statSync(mine).ino).toBe(ino);
+    expect(fs.readdirSync(mine)).toContain(".kernelc-out");
+    expect(fs.existsSync(path.join(mine, ".kernelc-pending.json"))).toBe(false);
+    expect(fs.readdirSync(path.join(root, "gen"))).toEqual(["mine"]);
+    expect((await kernelc(["build", "--check", "--out", "gen/mine"], root)).code).toBe(0);
+  });
+
   it("a user's folder (no marker) holding a copy of a generated file under another name, listed in a forged build-info.json, is refused", async () => {
     const { sha256Hex } = await import("../../src/core/hash.js");
     const { buildInfoDigest } = await import("../../src/core/out-folder.js");

@@ -9,7 +9,8 @@
  * alone: a user's file listed with its real hash in a forged build-info.json (with or without the
  * digest) or pending record lacks kernelc's generated-file mark, and a copy of a generated file
  * under another name carries a mark naming the original's path, not its own: either is reported
- * and kept.
+ * and kept. Nor does a record make an empty folder kernelc's: kernelc removes only the folders it
+ * empties of its own files.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -18,7 +19,7 @@ import { buildInfoDigest, carriesGeneratedMark, MARKER_TEXT, readTreeStrict, upd
 import { UserError } from "../../src/core/diagnostic.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
-import { removeProvenTree } from "../../src/cli/out-dir.js";
+import { fillEmptyOutDir, removeProvenTree } from "../../src/cli/out-dir.js";
 import { startWatch, type WatchSession } from "../../src/cli/watch-command.js";
 import { rebuilds } from "../support/rebuilds.js";
 import { writeOut } from "../../src/vite/write-out.js";
@@ -47,6 +48,15 @@ function forgeBuildInfo(out: string, rels: readonly string[], withDigest: boolea
   for (const rel of rels) info.files[rel] = sha256Hex(fs.readFileSync(path.join(out, rel)));
   if (withDigest) info.digest = buildInfoDigest(info.inputs, info.files);
   else delete info.digest;
+  fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+}
+
+/** Lists `rel` in out/build-info.json with `hash` (a file that is not there), the digest recomputed. */
+function forgeMissing(out: string, rel: string, hash: string): void {
+  const infoFile = path.join(out, "build-info.json");
+  const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest?: string };
+  info.files[rel] = hash;
+  info.digest = buildInfoDigest(info.inputs, info.files);
   fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
 }
 
@@ -219,6 +229,24 @@ const INTRUSIONS: Intrusion[] = [
       /out\/shaders\/0000000000000000\.wgsl \(a file\) was not written by kernelc: out\/\.kernelc-pending\.json lists it with its hash, but its mark names shaders\/[0-9a-f]{16}\.wgsl/,
   },
   {
+    name: "an empty user folder on the path of a file that a forged build-info.json lists",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "mine"));
+      forgeMissing(out, "mine/gone.ts", "0".repeat(64));
+    },
+    code: "out_unexpected",
+    message: /out\/mine\/ \(empty folder\) was not written by kernelc/,
+  },
+  {
+    name: "an empty user folder inside a generated folder, on the path of a file that a forged build-info.json lists",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "core/keep"));
+      forgeMissing(out, "core/keep/gone.ts", "0".repeat(64));
+    },
+    code: "out_unexpected",
+    message: /out\/core\/keep\/ \(empty folder\) was not written by kernelc/,
+  },
+  {
     name: "the marker without build-info.json",
     apply: (out) => fs.rmSync(path.join(out, "build-info.json")),
     code: "out_not_ours",
@@ -279,6 +307,20 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
       /error\[out_unexpected\]: out\/core\/kernels\.old\.json is not part of the build \(kernelc did not write it\)/,
     );
     expect(snapshot(out)).toEqual(before);
+  });
+
+  it("an empty folder left where kernelc's files were (deleted by hand) is named, with how to remove it, and kept", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    for (const f of fs.readdirSync(path.join(out, "compat"))) fs.rmSync(path.join(out, "compat", f));
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/compat\/ \(empty folder\) was not written by kernelc/);
+    expect(r.stderr).toMatch(/hint: kernelc removes only the folders it empties of its own files[^\n]*rmdir out\/compat/);
+    expect(fs.statSync(path.join(out, "compat")).isDirectory()).toBe(true);
+    fs.rmdirSync(path.join(out, "compat"));
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
   });
 
   it("files of an earlier kernelc, whose marks named no file, are one error saying to delete out/ and rebuild", async () => {
@@ -537,8 +579,74 @@ describe("leftovers of interrupted builds beside out/", () => {
     expect(fs.readFileSync(path.join(aside, "core/manifest.backup.json"))).toEqual(fs.readFileSync(path.join(aside, "core/manifest.json")));
     fs.rmSync(path.join(aside, "core/manifest.backup.json"));
     fs.rmSync(path.join(aside, ".kernelc-pending.json"));
+    // An empty folder of the user's on the path of a file the record lists: kernelc did not make it.
+    fs.mkdirSync(path.join(aside, "core/keep"));
+    forgeMissing(aside, "core/keep/gone.ts", "0".repeat(64));
+    expect(removeProvenTree(aside)).toBe(false);
+    expect(fs.statSync(path.join(aside, "core/keep")).isDirectory()).toBe(true);
+    fs.rmdirSync(path.join(aside, "core/keep"));
     expect(removeProvenTree(aside)).toBe(true);
     expect(fs.existsSync(aside)).toBe(false);
+  });
+});
+
+describe("an empty output folder of the user's, filled by a first build", () => {
+  /** A file's text with kernelc's mark for `rel`. */
+  const marked = (rel: string): string => `// Generated by kernelc test as ${rel} from test. Do not edit.\n`;
+  /** A name valid for a file but too long for the temporary file written beside it (ENAMETOOLONG). */
+  const tooLong = `${"x".repeat(240)}.ts`;
+
+  it("a write that fails leaves the folder as it was: empty, and the same folder", () => {
+    const out = path.join(makeProject(), "mine");
+    fs.mkdirSync(out);
+    const ino = fs.statSync(out).ino;
+    const files = withBuildInfo(
+      new Map([
+        [".kernelc-out", MARKER_TEXT],
+        ["a.ts", marked("a.ts")],
+        [`z/${tooLong}`, marked(`z/${tooLong}`)],
+      ]),
+      "h",
+    );
+    expect(() => fillEmptyOutDir(out, files, BUILD_INFO_BY)).toThrow(/ENAMETOOLONG/);
+    expect(fs.readdirSync(out)).toEqual([]);
+    expect(fs.statSync(out).ino).toBe(ino);
+  });
+
+  it("an in-place write that fails does not leave the folders it made for the file (an empty folder is not kernelc's to the next build)", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const current = readTreeStrict(out);
+    const info = JSON.parse(fs.readFileSync(path.join(out, "build-info.json"), "utf8")) as { files: Record<string, string> };
+    const next = new Map<string, string>();
+    for (const [rel, bytes] of current.files) if (rel !== "build-info.json") next.set(rel, bytes.toString("utf8"));
+    next.set(`new/deeper/${tooLong}`, marked(`new/deeper/${tooLong}`));
+    expect(() => updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY)).toThrow(/ENAMETOOLONG/);
+    expect(fs.existsSync(path.join(out, "new"))).toBe(false);
+    // The interrupted update is still kernelc's: the next build replaces it.
+    const r = await kernelc(["build", "--force"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("a first build interrupted while filling the folder (the marker and pending record, no build-info.json) is kernelc's to the next build", async () => {
+    const root = makeProject();
+    const out = path.join(root, "out");
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(out, ".kernelc-out"), MARKER_TEXT);
+    fs.writeFileSync(path.join(out, "index.ts"), marked("index.ts"));
+    fs.writeFileSync(
+      path.join(out, ".kernelc-pending.json"),
+      JSON.stringify({
+        generatedBy: BUILD_INFO_BY,
+        files: { ".kernelc-out": [sha256Hex(MARKER_TEXT)], "index.ts": [sha256Hex(marked("index.ts"))] },
+      }),
+    );
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    expect(leftovers(root)).toEqual([]);
   });
 });
 
@@ -791,6 +899,16 @@ describe("the Vite plugin keeps the user's files", () => {
     fs.rmSync(path.join(out, "s/x.wgsl"));
     expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })).written).toEqual(["s/x.wgsl"]);
     expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe(marked("s/x.wgsl", "x"));
+    // Every file of s/ deleted: the empty folder left is not kernelc's (it removes only folders it
+    // empties itself), so it is named, kept, and the files come back once it is removed.
+    fs.rmSync(path.join(out, "s/x.wgsl"));
+    fs.rmSync(path.join(out, "s/y.wgsl"));
+    const err = thrown(() => writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })));
+    expect(err.diagnostics.map((d) => d.message).join("\n")).toMatch(/\/s\/ \(empty folder\) was not written by kernelc/);
+    expect(err.diagnostics.map((d) => d.hint).join("\n")).toMatch(/rmdir \S*\/s\b/);
+    expect(fs.readdirSync(path.join(out, "s"))).toEqual([]);
+    fs.rmdirSync(path.join(out, "s"));
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })).written).toEqual(["s/x.wgsl", "s/y.wgsl"]);
   });
 
   it("writeOut refuses, as a bug, to write a file without kernelc's mark (it could not tell it from a user's later)", () => {

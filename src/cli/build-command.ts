@@ -23,6 +23,7 @@ import {
   MARKER,
   MARKER_TEXT,
   readTreeStrict,
+  fillEmptyOutDir,
   recoverOutDir,
   removeProvenTree,
   resolveOutDir,
@@ -185,7 +186,7 @@ async function writeBuild(run: BuildRun): Promise<number> {
   if (recovery.restored && text)
     io.stderr(`restored ${target.shown}/ from ${recovery.restored} (an earlier build was interrupted while replacing it)\n`);
   try {
-    checkOwnership(target);
+    const ownership = checkOwnership(target);
     const audited = auditOutDir(target);
     const { info } = audited;
     let current = audited.tree;
@@ -227,7 +228,16 @@ async function writeBuild(run: BuildRun): Promise<number> {
         again.info !== undefined &&
         treeEquals({ files: dropInfo(current.files), unexpected: current.unexpected }, dropInfo(files)));
     if (!same) assertWritable(target.dir, current);
-    if (!same && opts.inPlace && !run.partial && again.info !== undefined && current.unexpected.length === 0 && current.files.has(MARKER)) {
+    if (!same && ownership === "empty" && current.files.size === 0 && current.unexpected.length === 0) {
+      fillEmptyOutDir(target.dir, files, BUILD_INFO_BY);
+    } else if (
+      !same &&
+      opts.inPlace &&
+      !run.partial &&
+      again.info !== undefined &&
+      current.unexpected.length === 0 &&
+      current.files.has(MARKER)
+    ) {
       updateInPlace(target.dir, current, files, again.info.files, BUILD_INFO_BY);
     } else if (!same) {
       const staging = stageTree(target.dir, files);

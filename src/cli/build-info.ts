@@ -134,7 +134,7 @@ export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): strin
     const have = tree.files.get(rel);
     if (!have) problems.push(`${rel} is missing`);
     else if (sha256Hex(have) !== want) problems.push(`${rel} was changed`);
-    else if (!carriesGeneratedMark(rel, have)) problems.push(`${rel} lacks kernelc's generated-file mark`);
+    else if (!carriesGeneratedMark(rel, have)) problems.push(`${rel} lacks kernelc's generated-file mark for its path`);
   }
   for (const rel of tree.files.keys())
     if (rel !== BUILD_INFO && !Object.prototype.hasOwnProperty.call(info.files, rel)) problems.push(`${rel} is not part of the build`);

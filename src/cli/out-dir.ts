@@ -17,6 +17,7 @@ import { sha256Hex } from "../core/hash.js";
 import { nonPortablePart, portableSuggestion } from "../core/portable-path.js";
 import {
   assertGeneratedMarks,
+  assertWritable,
   auditClean,
   auditDiagnostics,
   auditTree,
@@ -28,6 +29,7 @@ import {
   readPending,
   readTreeStrict,
   unrecordedDiagnostic,
+  updateInPlace,
   type BuildInfo,
   type OnDiskTree,
 } from "../core/out-folder.js";
@@ -183,8 +185,10 @@ export function checkOwnership(target: OutTarget): Ownership {
   if (!st.isDirectory()) refuse("it is not a folder");
   if (fs.readdirSync(target.dir).length === 0) return "empty";
   if (lstatOrUndefined(path.join(target.dir, MARKER))?.isFile()) {
-    // A marked folder without its record: kernelc cannot tell its files from anyone else's.
-    const unrecorded = readBuildInfo(target.dir) ? undefined : unrecordedDiagnostic(readTreeStrict(target.dir), target.shown, target.dir);
+    // A marked folder without its record (nor the pending record of a first build interrupted
+    // while filling an empty folder): kernelc cannot tell its files from anyone else's.
+    const recorded = readBuildInfo(target.dir) !== undefined || readPending(target.dir) !== undefined;
+    const unrecorded = recorded ? undefined : unrecordedDiagnostic(readTreeStrict(target.dir), target.shown, target.dir);
     if (unrecorded) throw new UserError([unrecorded]);
     return "marked";
   }
@@ -339,6 +343,26 @@ export function swapIn(outDir: string, staging: string, env: Readonly<Record<str
   return old ? removeLeftover(old) : [];
 }
 
+/**
+ * Writes the first build (`files`) into an output folder that exists and is empty, in place: the
+ * folder is the user's (kernelc did not make it), so it is filled, never swapped out and removed.
+ * It is written as an in-place update is (the pending record first, build-info.json last), so that
+ * a crash leaves only files kernelc can prove it wrote; when writing fails, the files written are
+ * removed again and the folder is left empty, as it was.
+ */
+export function fillEmptyOutDir(outDir: string, files: ReadonlyMap<string, string>, generatedBy: string): void {
+  try {
+    updateInPlace(outDir, readTreeStrict(outDir), files, {}, generatedBy);
+  } catch (err) {
+    try {
+      removeProvenEntries(outDir);
+    } catch {
+      // The write's error is the one to report; what is left is still provably kernelc's.
+    }
+    throw err;
+  }
+}
+
 /** Removes a leftover that is provably kernelc's; otherwise, or when the OS refuses, keeps it and returns the warning. */
 function removeLeftover(p: string): Diagnostic[] {
   try {
@@ -352,7 +376,8 @@ function removeLeftover(p: string): Diagnostic[] {
 /**
  * Whether every entry of `dir` is provably kernelc's: the folder is empty, holds only kernelc's
  * marker, or every entry passes the audit against its own build-info.json and pending record (files it
- * lists that are missing are fine: an interrupted write or removal).
+ * lists that are missing are fine: an interrupted write or removal). An empty folder inside it is
+ * not kernelc's (see auditTree).
  */
 export function provablyOurs(dir: string): boolean {
   if (!lstatOrUndefined(dir)?.isDirectory()) return false;
@@ -361,26 +386,47 @@ export function provablyOurs(dir: string): boolean {
 }
 
 /**
- * Removes a folder when every entry in it is provably kernelc's (`provablyOurs`); true when it is
- * gone. The listed files go first, then emptied folders, the pending record, build-info.json and
- * the marker last, so that an interrupted removal still leaves a folder kernelc can prove it wrote.
+ * Removes a folder kernelc made or replaces (a previous tree swapped out, a staging folder, a
+ * leftover beside the output folder; an empty output folder the user made is filled in place
+ * instead, see fillEmptyOutDir) when every entry in it is provably kernelc's (`provablyOurs`);
+ * true when it is gone.
  */
 export function removeProvenTree(dir: string): boolean {
   if (!lstatOrUndefined(dir)) return true;
+  if (!removeProvenEntries(dir)) return false;
+  fs.rmdirSync(dir);
+  return true;
+}
+
+/**
+ * Empties `dir` when every entry in it is provably kernelc's (`provablyOurs`), keeping `dir`
+ * itself; true when it is then empty. Folder by folder, deepest first: a folder's files, then the
+ * folder once kernelc has emptied it of them (only such a folder: one that held none of kernelc's
+ * files is not kernelc's to remove, and was refused by the audit), and the pending record,
+ * build-info.json and the marker last, so that an interrupted removal leaves a folder kernelc can
+ * still prove it wrote. Nothing is removed unless every folder can be written (else it throws the
+ * OS's error): a folder emptied but kept by the OS would no longer be provably kernelc's.
+ */
+export function removeProvenEntries(dir: string): boolean {
   if (!provablyOurs(dir)) return false;
   const tree = readTreeStrict(dir);
+  assertWritable(dir, tree);
   const last = [PENDING, BUILD_INFO, MARKER];
-  for (const rel of tree.files.keys()) if (!last.includes(rel)) fs.rmSync(path.join(dir, ...rel.split("/")), { force: true });
-  const dirs = new Set<string>(tree.emptyDirs ?? []);
-  for (const rel of tree.files.keys()) for (let d = path.posix.dirname(rel); d !== "."; d = path.posix.dirname(d)) dirs.add(d);
-  for (const d of [...dirs].sort((a, b) => b.split("/").length - a.split("/").length)) {
+  const byFolder = new Map<string, string[]>();
+  for (const rel of tree.files.keys())
+    if (!last.includes(rel))
+      for (let d = path.posix.dirname(rel), first = true; d !== "."; d = path.posix.dirname(d), first = false) {
+        if (!byFolder.has(d)) byFolder.set(d, []);
+        if (first) byFolder.get(d)!.push(rel);
+      }
+  for (const d of [...byFolder.keys()].sort((a, b) => b.split("/").length - a.split("/").length || (a < b ? -1 : 1))) {
+    for (const rel of byFolder.get(d)!) fs.rmSync(path.join(dir, ...rel.split("/")), { force: true });
     const abs = path.join(dir, ...d.split("/"));
     if (lstatOrUndefined(abs)?.isDirectory() && fs.readdirSync(abs).length === 0) fs.rmdirSync(abs);
   }
+  for (const rel of tree.files.keys()) if (!last.includes(rel) && !rel.includes("/")) fs.rmSync(path.join(dir, rel), { force: true });
   for (const rel of last) fs.rmSync(path.join(dir, rel), { force: true });
-  if (fs.readdirSync(dir).length > 0) return false;
-  fs.rmdirSync(dir);
-  return true;
+  return fs.readdirSync(dir).length === 0;
 }
 
 function leftoverWarning(p: string, err?: NodeJS.ErrnoException): Diagnostic {

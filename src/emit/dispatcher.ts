@@ -11,6 +11,7 @@
  * dispatcher-expr.ts expressions, derive memos and condition explanations, and this file the
  * module (prelude, call types, planners). A module carries only the prelude helpers it uses.
  */
+import { nameModuleMark } from "../core/generated-mark.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
 import { outputsToFill } from "../plan/dispatch-model.js";
 import { CodeWriter, comment, finishModule, isIdent, str, ty, type EmitKind } from "./code-writer.js";
@@ -111,15 +112,15 @@ const HEADER_END = "\n/* eslint-disable */\n";
  * errors; the types are the .d.ts beside it, which importers get.
  */
 export function moduleFiles(base: string, m: GeneratedModule, emit: EmitKind): [string, string][] {
-  if (emit === "ts") return [[`${base}.ts`, finishModule(m.marked, "ts")]];
+  if (emit === "ts") return [[`${base}.ts`, nameModuleMark(`${base}.ts`, finishModule(m.marked, "ts"))]];
   const js = finishModule(m.marked, "js");
   const end = js.indexOf(HEADER_END);
   if (end < 0) throw new Error(`internal error: the generated module ${base} has no header`);
   const at = end + HEADER_END.length;
   const declarations = `${base.slice(base.lastIndexOf("/") + 1)}.d.ts`;
   return [
-    [`${base}.js`, `${js.slice(0, at)}// @ts-nocheck (its types are in ${declarations})\n${js.slice(at)}`],
-    [`${base}.d.ts`, m.declarations],
+    [`${base}.js`, nameModuleMark(`${base}.js`, `${js.slice(0, at)}// @ts-nocheck (its types are in ${declarations})\n${js.slice(at)}`)],
+    [`${base}.d.ts`, nameModuleMark(`${base}.d.ts`, m.declarations)],
   ];
 }
 

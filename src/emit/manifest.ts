@@ -2,7 +2,7 @@
  * The per-profile manifest (what the runtime reads to create pipelines and pick shaders), the
  * per-profile kernels.json (what tools read: each kernel's variants) and the bundle's profiles.json.
  */
-import { KERNELC_VERSION } from "../core/version.js";
+import { generatedAs } from "../core/generated-mark.js";
 import type { Value } from "../model/ir.js";
 import type { PipelineDesc } from "../model/plan.js";
 import type { KernelModel } from "../plan/dispatch-model.js";
@@ -63,17 +63,17 @@ export function manifestFor(profile: Profile, models: readonly KernelModel[], sp
       ...explained.entry(),
     };
   }
-  const generatedBy = `kernelc ${KERNELC_VERSION} from ${specFiles.join(", ")}; do not edit`;
+  const from = `from ${specFiles.join(", ")}; do not edit`;
   return {
     manifest: {
-      generatedBy,
+      generatedBy: `${generatedAs(`${profile.name}/manifest.json`)} ${from}`,
       profile: profile.name,
       requiredLimits: requiredLimitsFor(profile),
       requiredFeatures: [...profile.features].sort(),
       shaders,
       pipelines: [...pipelines.entries()].sort(([a], [b]) => (a < b ? -1 : 1)).map(([, p]) => p),
     },
-    kernels: { generatedBy, profile: profile.name, kernels },
+    kernels: { generatedBy: `${generatedAs(`${profile.name}/kernels.json`)} ${from}`, profile: profile.name, kernels },
   };
 }
 
@@ -107,7 +107,7 @@ class ExplainTable {
 /** profiles.json: the built profiles in run-time selection order, with their manifests. */
 export function profilesIndex(profiles: readonly Pick<Profile, "name">[]): unknown {
   return {
-    generatedBy: `kernelc ${KERNELC_VERSION} from the profiles this build wrote (kernelc build); do not edit`,
+    generatedBy: `${generatedAs("profiles.json")} from the profiles this build wrote (kernelc build); do not edit`,
     note: "Profiles in run-time selection order: take the first whose limits and features the adapter has.",
     profiles: profiles.map((p) => ({ name: p.name, manifest: `${p.name}/manifest.json` })),
   };

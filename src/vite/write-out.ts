@@ -59,12 +59,14 @@ export function writeOut(outDir: string, built: ReadonlyMap<string, string>, sho
   if (fs.existsSync(outDir) && !fs.lstatSync(outDir).isDirectory()) refuse(outDir, shown, "it is not a folder");
   const tree = readTreeStrict(outDir);
   const info = readBuildInfo(outDir);
+  const pending = readPending(outDir);
   if (!info && (tree.files.size > 0 || tree.unexpected.length > 0)) {
     if (!tree.files.has(MARKER)) refuse(outDir, shown, `it holds files but no ${MARKER} marker and no kernelc ${BUILD_INFO}`);
-    const unrecorded = unrecordedDiagnostic(tree, shown, outDir);
+    // The pending record of a first write interrupted in progress proves the files it lists.
+    const unrecorded = pending ? undefined : unrecordedDiagnostic(tree, shown, outDir);
     if (unrecorded) throw new UserError([unrecorded]);
   }
-  const diags = auditDiagnostics(auditTree(tree, info, readPending(outDir)), shown, outDir);
+  const diags = auditDiagnostics(auditTree(tree, info, pending), shown, outDir);
   if (diags.length > 0) throw new UserError(diags);
   const hashes: Record<string, string> = {};
   for (const [rel, text] of files) hashes[rel] = sha256Hex(text);

@@ -198,6 +198,49 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     expect(fs.readFileSync(path.join(root, "out/.kernelc-out"), "utf8")).toMatch(/written by kernelc/);
   });
 
+  it("an empty folder of the user's (--out) is filled in place, never removed and made again; a failed build leaves it empty", async () => {
+    const root = makeProject();
+    const mine = path.join(root, "gen/mine");
+    fs.mkdirSync(mine, { recursive: true });
+    const ino = fs.statSync(mine).ino;
+    // A spec error: nothing is written, the folder stays as it was.
+    fs.writeFileSync(path.join(root, "specs/Broken.json"), "{");
+    expect((await kernelc(["build", "--out", "gen/mine"], root)).code).toBe(1);
+    expect(fs.readdirSync(mine)).toEqual([]);
+    fs.rmSync(path.join(root, "specs/Broken.json"));
+    const r = await kernelc(["build", "--out", "gen/mine"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(fs.statSync(mine).ino).toBe(ino);
+    expect(fs.readdirSync(mine)).toContain(".kernelc-out");
+    expect(fs.existsSync(path.join(mine, ".kernelc-pending.json"))).toBe(false);
+    expect(fs.readdirSync(path.join(root, "gen"))).toEqual(["mine"]);
+    expect((await kernelc(["build", "--check", "--out", "gen/mine"], root)).code).toBe(0);
+  });
+
+  it("a user's folder (no marker) holding a copy of a generated file under another name, listed in a forged build-info.json, is refused", async () => {
+    const { sha256Hex } = await import("../../src/core/hash.js");
+    const { buildInfoDigest } = await import("../../src/core/out-folder.js");
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    // A copy of out/ without its dotfiles (kernelc's, were it not for the copy inside it).
+    const mine = path.join(root, "mine");
+    fs.cpSync(path.join(root, "out"), mine, { recursive: true });
+    fs.rmSync(path.join(mine, ".kernelc-out"));
+    fs.copyFileSync(path.join(mine, "core/dispatcher.ts"), path.join(mine, "core/dispatcher.backup.ts"));
+    const infoFile = path.join(mine, "build-info.json");
+    const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest: string };
+    info.files["core/dispatcher.backup.ts"] = sha256Hex(fs.readFileSync(path.join(mine, "core/dispatcher.backup.ts")));
+    info.digest = buildInfoDigest(info.inputs, info.files);
+    fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+    await expectRefused(
+      root,
+      ["--out", "mine"],
+      "out_not_ours",
+      /core\/dispatcher\.backup\.ts lacks kernelc's generated-file mark for its path/,
+    );
+    await expectRefused(root, ["--out", "mine", "--force"], "out_not_ours", /core\/dispatcher\.backup\.ts lacks/);
+  });
+
   it("a legacy out/ (no marker) whose build-info.json matches every file is accepted and gets the marker", async () => {
     const root = makeProject();
     expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
@@ -264,9 +307,9 @@ describe("an existing folder kernelc did not write is never replaced", () => {
         root,
         [],
         "out_not_ours",
-        /not exactly the build its build-info\.json describes \(notes\/todo\.md lacks kernelc's generated-file mark; helpers\.ts lacks/,
+        /not exactly the build its build-info\.json describes \(notes\/todo\.md lacks kernelc's generated-file mark for its path; helpers\.ts lacks/,
       );
-      await expectRefused(root, ["--force"], "out_not_ours", /helpers\.ts lacks kernelc's generated-file mark/);
+      await expectRefused(root, ["--force"], "out_not_ours", /helpers\.ts lacks kernelc's generated-file mark for its path/);
     }
   });
 

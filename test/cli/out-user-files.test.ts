@@ -7,7 +7,10 @@
  * update (watch, Vite) is still recognized as kernelc's through its pending record. Leftovers beside
  * out/ are removed only when every entry in them is provably kernelc's. The records prove nothing
  * alone: a user's file listed with its real hash in a forged build-info.json (with or without the
- * digest) or pending record lacks kernelc's generated-file mark, and is reported and kept.
+ * digest) or pending record lacks kernelc's generated-file mark, and a copy of a generated file
+ * under another name carries a mark naming the original's path, not its own: either is reported
+ * and kept. Nor does a record make an empty folder kernelc's: kernelc removes only the folders it
+ * empties of its own files.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -16,7 +19,7 @@ import { buildInfoDigest, carriesGeneratedMark, MARKER_TEXT, readTreeStrict, upd
 import { UserError } from "../../src/core/diagnostic.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
-import { removeProvenTree } from "../../src/cli/out-dir.js";
+import { fillEmptyOutDir, removeProvenTree } from "../../src/cli/out-dir.js";
 import { startWatch, type WatchSession } from "../../src/cli/watch-command.js";
 import { rebuilds } from "../support/rebuilds.js";
 import { writeOut } from "../../src/vite/write-out.js";
@@ -47,6 +50,18 @@ function forgeBuildInfo(out: string, rels: readonly string[], withDigest: boolea
   else delete info.digest;
   fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
 }
+
+/** Lists `rel` in out/build-info.json with `hash` (a file that is not there), the digest recomputed. */
+function forgeMissing(out: string, rel: string, hash: string): void {
+  const infoFile = path.join(out, "build-info.json");
+  const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest?: string };
+  info.files[rel] = hash;
+  info.digest = buildInfoDigest(info.inputs, info.files);
+  fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+}
+
+/** The first shader file of out/, as "shaders/<id>.wgsl". */
+const firstShader = (out: string): string => `shaders/${fs.readdirSync(path.join(out, "shaders")).sort()[0]!}`;
 
 /** Writes a pending record (of an in-place update) into out/ that lists `rels` with their real hashes. */
 function forgePending(out: string, rels: readonly string[]): void {
@@ -183,6 +198,55 @@ const INTRUSIONS: Intrusion[] = [
     message: /out\/shaders\/mine\.wgsl \(a file\) was not written by kernelc: out\/\.kernelc-pending\.json lists it with its hash/,
   },
   {
+    name: "a generated module copied under another name, listed with its hash in a build-info.json whose digest was recomputed",
+    apply: (out) => {
+      fs.copyFileSync(path.join(out, "core/dispatcher.ts"), path.join(out, "core/dispatcher.mine.ts"));
+      forgeBuildInfo(out, ["core/dispatcher.mine.ts"], true);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/core\/dispatcher\.mine\.ts \(a file\) was not written by kernelc: out\/build-info\.json lists it with its hash, but its mark names core\/dispatcher\.ts/,
+  },
+  {
+    name: "a generated JSON file copied into a folder of the user's, listed with its hash in a forged build-info.json",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "mine"));
+      fs.copyFileSync(path.join(out, "core/manifest.json"), path.join(out, "mine/manifest.json"));
+      forgeBuildInfo(out, ["mine/manifest.json"], true);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/mine\/manifest\.json \(a file\) was not written by kernelc: out\/build-info\.json lists it with its hash, but its mark names core\/manifest\.json/,
+  },
+  {
+    name: "a shader copied under another shader's name, listed with its hash in a forged pending record",
+    apply: (out) => {
+      fs.copyFileSync(path.join(out, firstShader(out)), path.join(out, "shaders/0000000000000000.wgsl"));
+      forgePending(out, ["shaders/0000000000000000.wgsl"]);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/shaders\/0000000000000000\.wgsl \(a file\) was not written by kernelc: out\/\.kernelc-pending\.json lists it with its hash, but its mark names shaders\/[0-9a-f]{16}\.wgsl/,
+  },
+  {
+    name: "an empty user folder on the path of a file that a forged build-info.json lists",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "mine"));
+      forgeMissing(out, "mine/gone.ts", "0".repeat(64));
+    },
+    code: "out_unexpected",
+    message: /out\/mine\/ \(empty folder\) was not written by kernelc/,
+  },
+  {
+    name: "an empty user folder inside a generated folder, on the path of a file that a forged build-info.json lists",
+    apply: (out) => {
+      fs.mkdirSync(path.join(out, "core/keep"));
+      forgeMissing(out, "core/keep/gone.ts", "0".repeat(64));
+    },
+    code: "out_unexpected",
+    message: /out\/core\/keep\/ \(empty folder\) was not written by kernelc/,
+  },
+  {
     name: "the marker without build-info.json",
     apply: (out) => fs.rmSync(path.join(out, "build-info.json")),
     code: "out_not_ours",
@@ -227,6 +291,57 @@ describe("a build never deletes or overwrites what kernelc did not write", () =>
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/mine\.ts is not part of the build \(kernelc did not write it\)/);
     expect(r.stderr).toMatch(/hint: move it out of out\/ or delete it \(kernelc never removes what it did not write\)/);
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  it("--check does not take a copy of a generated file under another name, listed in a forged build-info.json, for an earlier build's", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    fs.copyFileSync(path.join(out, "core/kernels.json"), path.join(out, "core/kernels.old.json"));
+    forgeBuildInfo(out, ["core/kernels.old.json"], true);
+    const before = snapshot(out);
+    const r = await kernelc(["build", "--check"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error\[out_unexpected\]: out\/core\/kernels\.old\.json is not part of the build \(kernelc did not write it\)/,
+    );
+    expect(snapshot(out)).toEqual(before);
+  });
+
+  it("an empty folder left where kernelc's files were (deleted by hand) is named, with how to remove it, and kept", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    for (const f of fs.readdirSync(path.join(out, "compat"))) fs.rmSync(path.join(out, "compat", f));
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/compat\/ \(empty folder\) was not written by kernelc/);
+    expect(r.stderr).toMatch(/hint: kernelc removes only the folders it empties of its own files[^\n]*rmdir out\/compat/);
+    expect(fs.statSync(path.join(out, "compat")).isDirectory()).toBe(true);
+    fs.rmdirSync(path.join(out, "compat"));
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("files of an earlier kernelc, whose marks named no file, are one error saying to delete out/ and rebuild", async () => {
+    const root = await built();
+    const out = path.join(root, "out");
+    const rels = ["core/dispatcher.ts", "core/manifest.json", "profiles.json"];
+    for (const rel of rels) {
+      const file = path.join(out, rel);
+      fs.writeFileSync(file, fs.readFileSync(file, "utf8").replace(/kernelc (\S+) as \S+ from /, "kernelc $1 from "));
+    }
+    forgeBuildInfo(out, rels, true);
+    const before = snapshot(out);
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr.match(/error\[/g)).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /error\[out_unexpected\]: out\/ holds 3 files \(out\/core\/dispatcher\.ts, out\/core\/manifest\.json, out\/profiles\.json\) that its records list with their hashes, but whose generated-file mark names no file/,
+    );
+    expect(r.stderr).toMatch(
+      /hint: if out\/ was written by an earlier kernelc, move any file of yours out of it, delete out\/ yourself and rebuild/,
+    );
     expect(snapshot(out)).toEqual(before);
   });
 
@@ -320,19 +435,35 @@ describe("the generated-file mark", () => {
     }
   });
 
-  const header = "// Generated by kernelc 0.1.0 from specs/A.json for profile core. Do not edit.\n";
+  /** A module's or shader's header line naming `rel`. */
+  const header = (rel: string): string => `// Generated by kernelc 0.1.0 as ${rel} from specs/A.json for profile core. Do not edit.\n`;
+  /** A JSON file's text with its mark naming `rel`. */
+  const json = (rel: string): string =>
+    `{\n  "generatedBy": "kernelc 0.1.0 as ${rel} from specs/A.json; do not edit",\n  "shaders": {}\n}\n`;
   const rows: [string, string, boolean][] = [
-    ["core/dispatcher.ts", header + "export {};\n", true],
+    ["core/dispatcher.ts", header("core/dispatcher.ts") + "export {};\n", true],
     ["core/dispatcher.ts", "export {};\n", false],
-    ["core/dispatcher.ts", "// mine\n" + header, false],
+    ["core/dispatcher.ts", "// mine\n" + header("core/dispatcher.ts"), false],
     ["core/dispatcher.ts", "// Generated by kernelc, I promise\n", false],
-    ["index.d.ts", header, true],
-    ["index.js", header, true],
-    ["shaders/0123456789abcdef.wgsl", header + "@compute fn main() {}\n", true],
+    ["index.d.ts", header("index.d.ts"), true],
+    ["index.js", header("index.js"), true],
+    ["shaders/0123456789abcdef.wgsl", header("shaders/0123456789abcdef.wgsl") + "@compute fn main() {}\n", true],
     ["shaders/0123456789abcdef.wgsl", "@compute fn main() {}\n", false],
-    ["core/manifest.json", '{\n  "generatedBy": "kernelc 0.1.0 from specs/A.json; do not edit",\n  "shaders": {}\n}\n', true],
-    ["core/manifest.json", '{ "generatedBy": "kernelc 0.1.0" }\n', false],
-    ["core/manifest.json", '{\n  "a": 1,\n  "generatedBy": "kernelc 0.1.0"\n}\n', false],
+    ["core/manifest.json", json("core/manifest.json"), true],
+    // A copy under another name: its mark names the file it was copied from.
+    ["core/dispatcher.mine.ts", header("core/dispatcher.ts") + "export {};\n", false],
+    ["mine/dispatcher.ts", header("core/dispatcher.ts"), false],
+    ["index.js", header("index.ts"), false],
+    ["index.d.ts", header("index.js"), false],
+    ["shaders/fedcba9876543210.wgsl", header("shaders/0123456789abcdef.wgsl"), false],
+    ["mine/manifest.json", json("core/manifest.json"), false],
+    ["core/kernels.json", json("core/manifest.json"), false],
+    ["core/manifest.json", json("core/manifest.json").replace("core/manifest.json", "core\\/manifest.json"), false],
+    // The marks of a kernelc from before marks named their file.
+    ["core/dispatcher.ts", "// Generated by kernelc 0.1.0 from specs/A.json for profile core. Do not edit.\n", false],
+    ["core/manifest.json", '{\n  "generatedBy": "kernelc 0.1.0 from specs/A.json; do not edit",\n  "shaders": {}\n}\n', false],
+    ["core/manifest.json", '{ "generatedBy": "kernelc 0.1.0 as core/manifest.json from x" }\n', false],
+    ["core/manifest.json", '{\n  "a": 1,\n  "generatedBy": "kernelc 0.1.0 as core/manifest.json from x"\n}\n', false],
     ["core/manifest.json", '{\n  "generatedBy": "me"\n}\n', false],
     [".kernelc-out", MARKER_TEXT, true],
     [".kernelc-out", "my notes\n", false],
@@ -340,7 +471,7 @@ describe("the generated-file mark", () => {
     ["build-info.json", '{"generatedBy":"me","inputs":"h","files":{}}', false],
     [".kernelc-pending.json", '{"generatedBy":"kernelc x","files":{"a.ts":["h"]}}', true],
     [".kernelc-pending.json", "[]", false],
-    ["notes.txt", header, false],
+    ["notes.txt", header("notes.txt"), false],
     ["core/.kernelc-out", MARKER_TEXT, false],
     ["core/build-info.json", '{"generatedBy":"kernelc x","inputs":"h","files":{}}', false],
   ];
@@ -464,8 +595,117 @@ describe("leftovers of interrupted builds beside out/", () => {
     expect(removeProvenTree(aside)).toBe(false);
     expect(fs.readFileSync(path.join(aside, "core/mine.ts"), "utf8")).toBe("export {};\n");
     fs.rmSync(path.join(aside, "core/mine.ts"));
+    // A copy of a generated file under another name, listed with its hash: its mark names the original.
+    fs.copyFileSync(path.join(aside, "core/manifest.json"), path.join(aside, "core/manifest.backup.json"));
+    forgeBuildInfo(aside, ["core/manifest.backup.json"], true);
+    expect(removeProvenTree(aside)).toBe(false);
+    forgePending(aside, ["core/manifest.backup.json"]);
+    expect(removeProvenTree(aside)).toBe(false);
+    expect(fs.readFileSync(path.join(aside, "core/manifest.backup.json"))).toEqual(fs.readFileSync(path.join(aside, "core/manifest.json")));
+    fs.rmSync(path.join(aside, "core/manifest.backup.json"));
+    fs.rmSync(path.join(aside, ".kernelc-pending.json"));
+    // An empty folder of the user's on the path of a file the record lists: kernelc did not make it.
+    fs.mkdirSync(path.join(aside, "core/keep"));
+    forgeMissing(aside, "core/keep/gone.ts", "0".repeat(64));
+    expect(removeProvenTree(aside)).toBe(false);
+    expect(fs.statSync(path.join(aside, "core/keep")).isDirectory()).toBe(true);
+    fs.rmdirSync(path.join(aside, "core/keep"));
     expect(removeProvenTree(aside)).toBe(true);
     expect(fs.existsSync(aside)).toBe(false);
+  });
+});
+
+describe("an empty output folder of the user's, filled by a first build", () => {
+  /** A file's text with kernelc's mark for `rel`. */
+  const marked = (rel: string): string => `// Generated by kernelc test as ${rel} from test. Do not edit.\n`;
+  /** A name valid for a file but too long for the temporary file written beside it (ENAMETOOLONG). */
+  const tooLong = `${"x".repeat(240)}.ts`;
+
+  it("a write that fails leaves the folder as it was: empty, and the same folder", () => {
+    const out = path.join(makeProject(), "mine");
+    fs.mkdirSync(out);
+    const ino = fs.statSync(out).ino;
+    const files = withBuildInfo(
+      new Map([
+        [".kernelc-out", MARKER_TEXT],
+        ["a.ts", marked("a.ts")],
+        [`z/${tooLong}`, marked(`z/${tooLong}`)],
+      ]),
+      "h",
+    );
+    expect(() => fillEmptyOutDir(out, files, BUILD_INFO_BY)).toThrow(/ENAMETOOLONG/);
+    expect(fs.readdirSync(out)).toEqual([]);
+    expect(fs.statSync(out).ino).toBe(ino);
+  });
+
+  it("an in-place write that fails does not leave the folders it made for the file (an empty folder is not kernelc's to the next build)", async () => {
+    const root = makeProject();
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const current = readTreeStrict(out);
+    const info = JSON.parse(fs.readFileSync(path.join(out, "build-info.json"), "utf8")) as { files: Record<string, string> };
+    const next = new Map<string, string>();
+    for (const [rel, bytes] of current.files) if (rel !== "build-info.json") next.set(rel, bytes.toString("utf8"));
+    next.set(`new/deeper/${tooLong}`, marked(`new/deeper/${tooLong}`));
+    expect(() => updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY)).toThrow(/ENAMETOOLONG/);
+    expect(fs.existsSync(path.join(out, "new"))).toBe(false);
+    // The interrupted update is still kernelc's: the next build replaces it.
+    const r = await kernelc(["build", "--force"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("a first build interrupted while filling the folder (the marker and pending record, no build-info.json) is kernelc's to the next build", async () => {
+    const root = makeProject();
+    const out = path.join(root, "out");
+    fs.mkdirSync(out);
+    fs.writeFileSync(path.join(out, ".kernelc-out"), MARKER_TEXT);
+    fs.writeFileSync(path.join(out, "index.ts"), marked("index.ts"));
+    fs.writeFileSync(
+      path.join(out, ".kernelc-pending.json"),
+      JSON.stringify({
+        generatedBy: BUILD_INFO_BY,
+        files: { ".kernelc-out": [sha256Hex(MARKER_TEXT)], "index.ts": [sha256Hex(marked("index.ts"))] },
+      }),
+    );
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+    expect(leftovers(root)).toEqual([]);
+  });
+});
+
+describe("kernelc's own files and folders are still removed when a build no longer writes them", () => {
+  it("a full build removes a dropped profile's folder and the shaders no longer built, leaving nothing over", async () => {
+    const root = makeProject({ profiles: ["core", "compat"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const shadersBefore = fs.readdirSync(path.join(out, "shaders"));
+    fs.writeFileSync(path.join(root, "kernelc.config.json"), JSON.stringify({ profiles: ["core"] }));
+    touchTemplate(root, "stale");
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toMatch(/out_leftover|warning/);
+    expect(fs.existsSync(path.join(out, "compat"))).toBe(false);
+    const shadersAfter = fs.readdirSync(path.join(out, "shaders"));
+    expect(shadersAfter.filter((s) => shadersBefore.includes(s))).toEqual([]);
+    expect(leftovers(root)).toEqual([]);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("an in-place update removes the files it no longer writes and the folders it emptied of them", async () => {
+    const root = makeProject({ profiles: ["core", "compat"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const current = readTreeStrict(out);
+    const info = JSON.parse(fs.readFileSync(path.join(out, "build-info.json"), "utf8")) as { files: Record<string, string> };
+    const next = new Map<string, string>();
+    for (const [rel, bytes] of current.files)
+      if (rel !== "build-info.json" && !rel.startsWith("compat/")) next.set(rel, bytes.toString("utf8"));
+    const done = updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY);
+    expect(done.removed.filter((rel) => rel.startsWith("compat/")).length).toBeGreaterThan(0);
+    expect(fs.existsSync(path.join(out, "compat"))).toBe(false);
+    expect(fs.existsSync(path.join(out, ".kernelc-pending.json"))).toBe(false);
   });
 });
 
@@ -484,7 +724,7 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     const next = new Map<string, string>();
     for (const [rel, bytes] of current.files) if (rel !== "build-info.json") next.set(rel, bytes.toString("utf8"));
     for (const rel of [...next.keys()]) if (rel.startsWith("shaders/")) next.set(rel, `${next.get(rel)!}// new\n`);
-    next.set("core/dispatcher.ts/blocked.ts", "// Generated by kernelc test. Do not edit.\n");
+    next.set("core/dispatcher.ts/blocked.ts", "// Generated by kernelc test as core/dispatcher.ts/blocked.ts from test. Do not edit.\n");
     expect(() => updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY)).toThrow();
     expect(fs.existsSync(path.join(out, ".kernelc-pending.json"))).toBe(true);
     const shader = fs.readdirSync(path.join(out, "shaders"))[0]!;
@@ -510,7 +750,7 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     const root = makeProject({ profiles: ["core"] });
     expect((await kernelc(["build"], root)).code).toBe(0);
     const out = path.join(root, "out");
-    const text = "// Generated by kernelc 0.1.0 from specs/Axpby.json: the next build of index.ts. Do not edit.\n";
+    const text = "// Generated by kernelc 0.1.0 as index.ts from specs/Axpby.json: the next build of index.ts. Do not edit.\n";
     const interrupted = (tmpText: string, pendingText = text): void => {
       fs.writeFileSync(
         path.join(out, ".kernelc-pending.json"),
@@ -602,10 +842,10 @@ describe("kernelc watch keeps the user's files", () => {
 });
 
 describe("the Vite plugin keeps the user's files", () => {
-  /** A generated file's text: kernelc's header line, then `body`. */
-  const marked = (body: string): string => `// Generated by kernelc test. Do not edit.\n${body}`;
+  /** A generated file's text: kernelc's header line naming `rel`, then `body`. */
+  const marked = (rel: string, body: string): string => `// Generated by kernelc test as ${rel} from test. Do not edit.\n${body}`;
   const files = (entries: Record<string, string>): Map<string, string> =>
-    new Map(Object.entries(entries).map(([rel, body]) => [rel, marked(body)]));
+    new Map(Object.entries(entries).map(([rel, body]) => [rel, marked(rel, body)]));
   const thrown = (f: () => unknown): UserError => {
     try {
       f();
@@ -680,10 +920,20 @@ describe("the Vite plugin keeps the user's files", () => {
 
   it("writeOut restores a deleted generated file", () => {
     const out = path.join(makeProject(), "vite-out");
-    writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" }));
+    writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" }));
     fs.rmSync(path.join(out, "s/x.wgsl"));
-    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x" })).written).toEqual(["s/x.wgsl"]);
-    expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe(marked("x"));
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })).written).toEqual(["s/x.wgsl"]);
+    expect(fs.readFileSync(path.join(out, "s/x.wgsl"), "utf8")).toBe(marked("s/x.wgsl", "x"));
+    // Every file of s/ deleted: the empty folder left is not kernelc's (it removes only folders it
+    // empties itself), so it is named, kept, and the files come back once it is removed.
+    fs.rmSync(path.join(out, "s/x.wgsl"));
+    fs.rmSync(path.join(out, "s/y.wgsl"));
+    const err = thrown(() => writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })));
+    expect(err.diagnostics.map((d) => d.message).join("\n")).toMatch(/\/s\/ \(empty folder\) was not written by kernelc/);
+    expect(err.diagnostics.map((d) => d.hint).join("\n")).toMatch(/rmdir \S*\/s\b/);
+    expect(fs.readdirSync(path.join(out, "s"))).toEqual([]);
+    fs.rmdirSync(path.join(out, "s"));
+    expect(writeOut(out, files({ "a.ts": "a", "s/x.wgsl": "x", "s/y.wgsl": "y" })).written).toEqual(["s/x.wgsl", "s/y.wgsl"]);
   });
 
   it("writeOut refuses, as a bug, to write a file without kernelc's mark (it could not tell it from a user's later)", () => {

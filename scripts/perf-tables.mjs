@@ -98,7 +98,7 @@ function pagedTable() {
     );
   if (probes.length)
     lines.push(
-      `One workgroup's latencies in the same process: ${probes.map((f) => `${f.case.replace(/: one (step|dependent load)$/, "")}: ${fmt(f.ms * 1e9, 1)} ns a step`).join("; ")}.`,
+      `One workgroup's latencies in the same process: ${probes.map((f) => `${f.case.replace(/: one (step|dependent load)$/, "")}: ${fmt(f.ms * 1e6, 1)} ns a step`).join("; ")}.`,
     );
   const cudaFloor = res.torch.filter((t) => t.floor);
   if (cudaFloor.length)

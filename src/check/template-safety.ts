@@ -130,6 +130,21 @@ export const TEMPLATE_TESTS: readonly string[] = [
   "upper",
 ];
 
+/** The tests of TEMPLATE_TESTS that take an argument (`n is divisibleby(4)`); the others take none. */
+const TESTS_WITH_ARGUMENT: ReadonlySet<string> = new Set([
+  "divisibleby",
+  "equalto",
+  "eq",
+  "sameas",
+  "ne",
+  "ge",
+  "gt",
+  "greaterthan",
+  "le",
+  "lt",
+  "lessthan",
+]);
+
 /** The only global a template sees, besides the render context: a bounded `range`. */
 export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
 
@@ -141,6 +156,66 @@ export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
  * end the string and run the rest as code.
  */
 const TEMPLATE_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The nodes a template node writes as names, each with what it is for messages: `{% set %}`
+ * targets, loop variables, a macro's name and parameters (also a `{% call %}` block's), the name
+ * before `=` of a keyword argument or a parameter's default value, the names of
+ * `{% import … as x %}` and `{% from … import a as b %}`. Why: Nunjucks' compiler pastes the
+ * `value` of each into the JavaScript it generates, between double quotes and in places without
+ * any, and its parser takes any primary expression there, so a string
+ * (`{% set "a\"+f()+\"" = 1 %}`) would end the quotes and run as code. Each must be a Symbol, whose
+ * value the checks hold to an identifier.
+ */
+export function writtenNames(node: unknown): { node: unknown; what: string }[] {
+  if (!isNode(node)) return [];
+  const names: { node: unknown; what: string }[] = [];
+  const children = (x: unknown): unknown[] => (isNode(x) && Array.isArray(x.children) ? x.children : []);
+  // A macro's parameters with a default value are its KeywordArgs, listed with those of calls.
+  const parameters = (args: unknown, what: string): void => {
+    for (const arg of children(args)) if (!isNode(arg) || arg.typename !== "KeywordArgs") names.push({ node: arg, what });
+  };
+  switch (node.typename) {
+    case "Set":
+      for (const t of Array.isArray(node.targets) ? node.targets : []) names.push({ node: t, what: "a `{% set %}` target" });
+      break;
+    case "For": {
+      const name = node.name;
+      const vars = isNode(name) && name.typename === "Array" ? children(name) : [name];
+      for (const v of vars) names.push({ node: v, what: "a loop variable" });
+      break;
+    }
+    case "Macro":
+      names.push({ node: node.name, what: "a macro's name" });
+      parameters(node.args, "a macro parameter");
+      break;
+    case "Caller":
+      parameters(node.args, "a `{% call %}` parameter");
+      break;
+    case "KeywordArgs":
+      for (const pair of children(node)) names.push({ node: isNode(pair) ? pair.key : pair, what: "the name before `=`" });
+      break;
+    case "Import":
+      names.push({ node: node.target, what: "the name after `as`" });
+      break;
+    case "FromImport":
+      for (const n of children(node.names)) {
+        if (isNode(n) && n.typename === "Pair") {
+          names.push({ node: n.key, what: "an imported name" });
+          names.push({ node: n.value, what: "the name after `as`" });
+        } else names.push({ node: n, what: "an imported name" });
+      }
+      break;
+  }
+  return names;
+}
+
+/** How a node that is not a name is written, for messages. */
+function describeNode(node: unknown): string {
+  if (!isNode(node)) return "nothing";
+  if (node.typename === "Literal") return typeof node.value === "string" ? "a string" : `\`${String(node.value)}\``;
+  return "an expression";
+}
 
 /** Whether a name is a JavaScript internal no template may read, write or define. */
 export function isForbiddenTemplateName(name: string): boolean {
@@ -261,6 +336,10 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       refuse(x, `${NODE_SYNTAX[type] ?? `\`${type}\``} is not allowed in kernelc templates`, parent);
       continue;
     }
+    for (const { node: n, what } of writtenNames(x)) {
+      if (!isNode(n) || n.typename !== "Symbol")
+        refuse(isNode(n) ? n : x, `${what} must be a name (ASCII letters, digits and \`_\`), not ${describeNode(n)}`, x);
+    }
     switch (type) {
       case "Symbol":
         if (!TEMPLATE_IDENTIFIER.test(String(x.value)))
@@ -310,12 +389,19 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       }
       case "Is": {
         const right = x.right as NjNode | undefined;
-        const testNode = isNode(right) && right.typename === "FunCall" ? (right.name as NjNode | undefined) : right;
-        const test = isNode(testNode) ? String(testNode.value) : "";
-        if (!TESTS.has(test))
+        const call = isNode(right) && right.typename === "FunCall" ? right : undefined;
+        const testNode = call ? (call.name as NjNode | undefined) : right;
+        const test = isNode(testNode) && testNode.typename === "Symbol" ? String(testNode.value) : "";
+        const args = call && isNode(call.args) && Array.isArray(call.args.children) ? (call.args.children as unknown[]) : [];
+        if (test === "") refuse(x, "`is` must be followed by the name of a test (`x is defined`, `n is divisibleby(4)`)", parent);
+        else if (!TESTS.has(test))
           refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);
+        else if (TESTS_WITH_ARGUMENT.has(test) && (args.length !== 1 || (isNode(args[0]) && args[0].typename === "KeywordArgs")))
+          refuse(x, `the test \`is ${test}\` takes one argument, in brackets: \`x is ${test}(4)\``, parent);
+        else if (!TESTS_WITH_ARGUMENT.has(test) && call)
+          refuse(x, `the test \`is ${test}\` takes no argument: write \`x is ${test}\``, parent);
         stack.push({ node: x.left, parent: x });
-        if (isNode(right) && right.typename === "FunCall") stack.push({ node: right.args, parent: x });
+        if (call) stack.push({ node: call.args, parent: x });
         continue;
       }
     }

@@ -95,6 +95,35 @@ class LocatingCompiler extends njCompiler.Compiler {
     self._emit(")");
   }
 
+  /*
+   * Operators. Nunjucks writes a unary operator right before its operand's code and a binary one
+   * between its operands' code, so the JavaScript reads its own precedence into the text:
+   * `- - 1` became `--1` (a decrement: a SyntaxError, or on a variable `- - x` decremented it),
+   * `not a == b` became `!a == b` (`(not a) == b`), and `"x" ~ n - 1` became `"x" + "" + n - 1`
+   * (NaN). Each operand in brackets keeps the meaning of the parse tree, which is Jinja's here.
+   */
+
+  compileNeg(node: { target: unknown }, frame: unknown): void {
+    this.unary("-", node.target, frame);
+  }
+
+  compilePos(node: { target: unknown }, frame: unknown): void {
+    this.unary("+", node.target, frame);
+  }
+
+  compileNot(node: { target: unknown }, frame: unknown): void {
+    this.unary("!", node.target, frame);
+  }
+
+  compileConcat(node: { left: unknown; right: unknown }, frame: unknown): void {
+    const self = this as unknown as CompilerSelf;
+    self._emit("(");
+    self.compile(node.left, frame);
+    self._emit(') + "" + (');
+    self.compile(node.right, frame);
+    self._emit(")");
+  }
+
   /**
    * `x is test` and `x is test(arg)`: nunjucks' compileIs wrote a test's arguments one after the
    * other without commas, so `x is divisibleby(a, (b))` called `a` with `b` (the checks allow one
@@ -116,6 +145,13 @@ class LocatingCompiler extends njCompiler.Compiler {
       self.compile(arg, frame);
     }
     self._emit(") === true");
+  }
+
+  private unary(op: string, target: unknown, frame: unknown): void {
+    const self = this as unknown as CompilerSelf;
+    self._emit(`${op}(`);
+    self.compile(target, frame);
+    self._emit(")");
   }
 
   /** The template's name as a JavaScript literal (a JSON string, or `undefined`). */

@@ -8,11 +8,72 @@
  * sandbox (src/emit/template-sandbox.ts) enforces the same rules at run time.
  */
 import { createRequire } from "node:module";
-import { MAX_TEMPLATE_NESTING, sourceNestingProblem, TemplateTooDeep, tooDeepMessage } from "./template-scan.js";
+import { MAX_TEMPLATE_NESTING, sourceNestingProblem, TemplateTooDeep, tooDeepMessage, unclosedConstruct } from "./template-scan.js";
 
 const require = createRequire(import.meta.url);
-// nunjucks ships its parser as a CommonJS module without type declarations.
-const njParser = require("nunjucks/src/parser") as { parse(src: string, extensions?: unknown[], opts?: unknown): unknown };
+// nunjucks ships its lexer, parser and error class as CommonJS modules without type declarations.
+const njLexer = require("nunjucks/src/lexer") as { lex(src: string, opts: unknown): unknown };
+const njParser = require("nunjucks/src/parser") as { Parser: new (tokens: unknown) => NjParser };
+const njLib = require("nunjucks/src/lib") as { TemplateError: new (message: string, lineno?: number, colno?: number) => Error };
+
+/** A token of nunjucks' lexer (0-based position). */
+interface NjToken {
+  readonly lineno: number;
+  readonly colno: number;
+}
+
+/** The parts of nunjucks' Parser used here. */
+interface NjParser {
+  extensions: unknown[];
+  nextToken(withWhitespace?: boolean): NjToken | null;
+  parseAsRoot(): unknown;
+}
+
+/**
+ * Nunjucks' parser, remembering the last token it read. Why: on some malformed expressions the
+ * parser fails with a JavaScript error of its own rather than a TemplateError (`{{ x not y }}`:
+ * "pushToken: can only push one token on between reads"; `{{ x | f()[0] }}`, `{% call x %}`,
+ * `{% from "f" import 1 %}`: a TypeError), which carries no position; it is reported at that token.
+ */
+class TrackingParser extends njParser.Parser {
+  lastToken?: NjToken;
+
+  override nextToken(withWhitespace?: boolean): NjToken | null {
+    const tok = super.nextToken(withWhitespace);
+    if (tok) this.lastToken = tok;
+    return tok;
+  }
+}
+
+/** What a template says where nunjucks' parser failed with an error of its own (`message`). */
+function parserCrashMessage(message: string): string {
+  if (message.startsWith("pushToken"))
+    return "`not` after a value must be followed by `in` (`x not in list`); to negate a value, put `not` before it (`not x`)";
+  return "the expression here cannot be parsed: a part of it is missing or misplaced (an argument list or index after a filter's arguments, `{% call %}` without a macro call, `{% from %}` importing something that is not a name)";
+}
+
+/**
+ * Parses a template's source with kernelc's options; every error is nunjucks' TemplateError, with a
+ * position where one is known: one at the end of the file is placed at the construct the file
+ * never closes (unclosedConstruct), as lint reports it.
+ */
+function parseSource(src: string): unknown {
+  const p = new TrackingParser(njLexer.lex(src, { trimBlocks: true, lstripBlocks: true }));
+  p.extensions = [];
+  try {
+    return p.parseAsRoot();
+  } catch (err) {
+    const located = err instanceof njLib.TemplateError && typeof (err as { lineno?: unknown }).lineno === "number";
+    if (located) throw err;
+    // Errors without a position mostly come from reading past the end of the file inside a construct it never closes.
+    const unclosed = unclosedConstruct(src);
+    if (unclosed) throw new njLib.TemplateError(unclosed.message, unclosed.line, unclosed.column);
+    if (p.lastToken === undefined) throw err;
+    const message = String((err as Error).message);
+    const what = err instanceof njLib.TemplateError ? message : parserCrashMessage(message);
+    throw new njLib.TemplateError(what, p.lastToken.lineno + 1, p.lastToken.colno + 1);
+  }
+}
 
 /**
  * Parse trees of the latest template sources, by text. Why kept: lint's template reads, the
@@ -35,7 +96,7 @@ export function parseTemplate(src: string): unknown {
   if (tree === undefined) {
     const deep = sourceNestingProblem(src);
     if (deep) throw deep;
-    tree = njParser.parse(src, [], { trimBlocks: true, lstripBlocks: true });
+    tree = parseSource(src);
     const deepTree = treeNestingProblem(tree);
     if (deepTree) throw deepTree;
     if (parsedTrees.size >= PARSED_TREES_KEPT) parsedTrees.delete(parsedTrees.keys().next().value!);
@@ -130,6 +191,21 @@ export const TEMPLATE_TESTS: readonly string[] = [
   "upper",
 ];
 
+/** The tests of TEMPLATE_TESTS that take an argument (`n is divisibleby(4)`); the others take none. */
+const TESTS_WITH_ARGUMENT: ReadonlySet<string> = new Set([
+  "divisibleby",
+  "equalto",
+  "eq",
+  "sameas",
+  "ne",
+  "ge",
+  "gt",
+  "greaterthan",
+  "le",
+  "lt",
+  "lessthan",
+]);
+
 /** The only global a template sees, besides the render context: a bounded `range`. */
 export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
 
@@ -141,6 +217,66 @@ export const TEMPLATE_GLOBALS: readonly string[] = ["range"];
  * end the string and run the rest as code.
  */
 const TEMPLATE_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/**
+ * The nodes a template node writes as names, each with what it is for messages: `{% set %}`
+ * targets, loop variables, a macro's name and parameters (also a `{% call %}` block's), the name
+ * before `=` of a keyword argument or a parameter's default value, the names of
+ * `{% import … as x %}` and `{% from … import a as b %}`. Why: Nunjucks' compiler pastes the
+ * `value` of each into the JavaScript it generates, between double quotes and in places without
+ * any, and its parser takes any primary expression there, so a string
+ * (`{% set "a\"+f()+\"" = 1 %}`) would end the quotes and run as code. Each must be a Symbol, whose
+ * value the checks hold to an identifier.
+ */
+export function writtenNames(node: unknown): { node: unknown; what: string }[] {
+  if (!isNode(node)) return [];
+  const names: { node: unknown; what: string }[] = [];
+  const children = (x: unknown): unknown[] => (isNode(x) && Array.isArray(x.children) ? x.children : []);
+  // A macro's parameters with a default value are its KeywordArgs, listed with those of calls.
+  const parameters = (args: unknown, what: string): void => {
+    for (const arg of children(args)) if (!isNode(arg) || arg.typename !== "KeywordArgs") names.push({ node: arg, what });
+  };
+  switch (node.typename) {
+    case "Set":
+      for (const t of Array.isArray(node.targets) ? node.targets : []) names.push({ node: t, what: "a `{% set %}` target" });
+      break;
+    case "For": {
+      const name = node.name;
+      const vars = isNode(name) && name.typename === "Array" ? children(name) : [name];
+      for (const v of vars) names.push({ node: v, what: "a loop variable" });
+      break;
+    }
+    case "Macro":
+      names.push({ node: node.name, what: "a macro's name" });
+      parameters(node.args, "a macro parameter");
+      break;
+    case "Caller":
+      parameters(node.args, "a `{% call %}` parameter");
+      break;
+    case "KeywordArgs":
+      for (const pair of children(node)) names.push({ node: isNode(pair) ? pair.key : pair, what: "the name before `=`" });
+      break;
+    case "Import":
+      names.push({ node: node.target, what: "the name after `as`" });
+      break;
+    case "FromImport":
+      for (const n of children(node.names)) {
+        if (isNode(n) && n.typename === "Pair") {
+          names.push({ node: n.key, what: "an imported name" });
+          names.push({ node: n.value, what: "the name after `as`" });
+        } else names.push({ node: n, what: "an imported name" });
+      }
+      break;
+  }
+  return names;
+}
+
+/** How a node that is not a name is written, for messages. */
+function describeNode(node: unknown): string {
+  if (!isNode(node)) return "nothing";
+  if (node.typename === "Literal") return typeof node.value === "string" ? "a string" : `\`${String(node.value)}\``;
+  return "an expression";
+}
 
 /** Whether a name is a JavaScript internal no template may read, write or define. */
 export function isForbiddenTemplateName(name: string): boolean {
@@ -261,6 +397,10 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       refuse(x, `${NODE_SYNTAX[type] ?? `\`${type}\``} is not allowed in kernelc templates`, parent);
       continue;
     }
+    for (const { node: n, what } of writtenNames(x)) {
+      if (!isNode(n) || n.typename !== "Symbol")
+        refuse(isNode(n) ? n : x, `${what} must be a name (ASCII letters, digits and \`_\`), not ${describeNode(n)}`, x);
+    }
     switch (type) {
       case "Symbol":
         if (!TEMPLATE_IDENTIFIER.test(String(x.value)))
@@ -277,11 +417,31 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       case "LookupVal": {
         const val = x.val as NjNode | undefined;
         if (isNode(val) && val.typename === "Literal" && typeof val.value === "string") checkName(val, val.value, "the member", x);
+        // Nunjucks' parser reads `[` or `.` after any operator as a member access of nothing
+        // (`{{ * [1] }}`), and `x[]` as one without an index: its compiler then fails without a line.
+        if (!isNode(x.target)) refuse(x, "a member access (`.name` or `[index]`) needs a value before it", parent);
+        else if (!isNode(val)) refuse(x, "`[]` needs an index inside it, such as `x[0]`", parent);
         break;
       }
       case "Pair": {
         const key = x.key as NjNode | undefined;
         if (isNode(key) && key.typename === "Literal" && typeof key.value === "string") checkName(key, key.value, "the key", x);
+        // A mapping's key is a name or a string (Nunjucks' compiler fails on any other without saying
+        // where); a keyword argument's is a name (writtenNames).
+        else if (parent?.typename === "Dict" && (!isNode(key) || key.typename !== "Symbol"))
+          refuse(isNode(key) ? key : x, `a mapping's key must be a name or a string (\`{"a": 1}\`), not ${describeNode(key)}`, x);
+        break;
+      }
+      case "Group": {
+        // Nunjucks compiles `(a, b)` to JavaScript's comma operator (the last item) and `()` to code that does not parse.
+        const n = Array.isArray(x.children) ? x.children.length : 0;
+        if (n === 0) refuse(x, "`()` is empty: put an expression inside the brackets, or write an empty list as `[]`", parent);
+        else if (n > 1)
+          refuse(
+            x,
+            `\`(…, …)\` with ${n} items is a tuple, which kernelc templates do not have (Nunjucks would take its last item): write a list \`[…, …]\``,
+            parent,
+          );
         break;
       }
       case "FunCall": {
@@ -310,12 +470,19 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
       }
       case "Is": {
         const right = x.right as NjNode | undefined;
-        const testNode = isNode(right) && right.typename === "FunCall" ? (right.name as NjNode | undefined) : right;
-        const test = isNode(testNode) ? String(testNode.value) : "";
-        if (!TESTS.has(test))
+        const call = isNode(right) && right.typename === "FunCall" ? right : undefined;
+        const testNode = call ? (call.name as NjNode | undefined) : right;
+        const test = isNode(testNode) && testNode.typename === "Symbol" ? String(testNode.value) : "";
+        const args = call && isNode(call.args) && Array.isArray(call.args.children) ? (call.args.children as unknown[]) : [];
+        if (test === "") refuse(x, "`is` must be followed by the name of a test (`x is defined`, `n is divisibleby(4)`)", parent);
+        else if (!TESTS.has(test))
           refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);
+        else if (TESTS_WITH_ARGUMENT.has(test) && (args.length !== 1 || (isNode(args[0]) && args[0].typename === "KeywordArgs")))
+          refuse(x, `the test \`is ${test}\` takes one argument, in brackets: \`x is ${test}(4)\``, parent);
+        else if (!TESTS_WITH_ARGUMENT.has(test) && call)
+          refuse(x, `the test \`is ${test}\` takes no argument: write \`x is ${test}\``, parent);
         stack.push({ node: x.left, parent: x });
-        if (isNode(right) && right.typename === "FunCall") stack.push({ node: right.args, parent: x });
+        if (call) stack.push({ node: call.args, parent: x });
         continue;
       }
     }

@@ -15,7 +15,7 @@
  */
 import { createRequire } from "node:module";
 import nunjucks from "nunjucks";
-import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName, parseTemplate } from "../check/template-safety.js";
+import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName, parseTemplate, writtenNames } from "../check/template-safety.js";
 
 const require = createRequire(import.meta.url);
 // nunjucks ships its runtime, filters and tests as CommonJS modules without type declarations.
@@ -49,6 +49,15 @@ interface CompilerLike {
   _compileChildren(node: { children: { typename?: string; lineno?: number; colno?: number }[] }, frame: unknown): void;
 }
 
+/** The compiler's own methods the overrides below call. */
+interface CompilerSelf {
+  _emit(code: string): void;
+  compile(node: unknown, frame: unknown): void;
+  _compileExpression(n: unknown, f: unknown): void;
+  _compileAggregate(n: unknown, f: unknown, open: string, close: string): void;
+  _getNodeName(n: unknown): string;
+}
+
 /** Statement nodes: before each, the compiled code records its template line and column. */
 const STATEMENTS = new Set(["Output", "Set", "For", "If", "Macro", "Include", "Import", "FromImport", "Switch"]);
 
@@ -77,17 +86,71 @@ class LocatingCompiler extends njCompiler.Compiler {
    * and the callee's name for messages as a JSON string literal (nunjucks escapes only its quotes).
    */
   compileFunCall(node: { lineno: number; colno: number; name: unknown; args: unknown }, frame: unknown): void {
-    const self = this as unknown as {
-      _emit(code: string): void;
-      _compileExpression(n: unknown, f: unknown): void;
-      _compileAggregate(n: unknown, f: unknown, open: string, close: string): void;
-      _getNodeName(n: unknown): string;
-    };
+    const self = this as unknown as CompilerSelf;
     const [line, column] = [node.lineno + 1, node.colno + 1];
     self._emit(`(lineno = ${line}, colno = ${column}, runtime.at(${this.fileLiteral()}, ${line}, ${column}), runtime.callWrap(`);
     self._compileExpression(node.name, frame);
     self._emit(`, ${JSON.stringify(self._getNodeName(node.name))}, context, `);
     self._compileAggregate(node.args, frame, "[", "])");
+    self._emit(")");
+  }
+
+  /*
+   * Operators. Nunjucks writes a unary operator right before its operand's code and a binary one
+   * between its operands' code, so the JavaScript reads its own precedence into the text:
+   * `- - 1` became `--1` (a decrement: a SyntaxError, or on a variable `- - x` decremented it),
+   * `not a == b` became `!a == b` (`(not a) == b`), and `"x" ~ n - 1` became `"x" + "" + n - 1`
+   * (NaN). Each operand in brackets keeps the meaning of the parse tree, which is Jinja's here.
+   */
+
+  compileNeg(node: { target: unknown }, frame: unknown): void {
+    this.unary("-", node.target, frame);
+  }
+
+  compilePos(node: { target: unknown }, frame: unknown): void {
+    this.unary("+", node.target, frame);
+  }
+
+  compileNot(node: { target: unknown }, frame: unknown): void {
+    this.unary("!", node.target, frame);
+  }
+
+  compileConcat(node: { left: unknown; right: unknown }, frame: unknown): void {
+    const self = this as unknown as CompilerSelf;
+    self._emit("(");
+    self.compile(node.left, frame);
+    self._emit(') + "" + (');
+    self.compile(node.right, frame);
+    self._emit(")");
+  }
+
+  /**
+   * `x is test` and `x is test(arg)`: nunjucks' compileIs wrote a test's arguments one after the
+   * other without commas, so `x is divisibleby(a, (b))` called `a` with `b` (the checks allow one
+   * argument, check/template-safety.ts; here they are separated whatever the tree holds). The
+   * test's name, a Symbol the checks hold to the allowed tests, is written as a JSON string.
+   */
+  compileIs(
+    node: { left: unknown; right: { typename?: string; name?: { value?: unknown }; value?: unknown; args?: { children: unknown[] } } },
+    frame: unknown,
+  ): void {
+    const self = this as unknown as CompilerSelf;
+    const call = node.right.typename === "FunCall" ? node.right : undefined;
+    const name = call ? call.name?.value : node.right.value;
+    if (typeof name !== "string") throw new Error("the test after `is` is not a name");
+    self._emit(`env.getTest(${JSON.stringify(name)}).call(context, `);
+    self.compile(node.left, frame);
+    for (const arg of call?.args?.children ?? []) {
+      self._emit(", ");
+      self.compile(arg, frame);
+    }
+    self._emit(") === true");
+  }
+
+  private unary(op: string, target: unknown, frame: unknown): void {
+    const self = this as unknown as CompilerSelf;
+    self._emit(`${op}(`);
+    self.compile(target, frame);
     self._emit(")");
   }
 
@@ -114,9 +177,10 @@ function compileTemplate(src: string, name: string, opts: CompileOptions): strin
 
 /**
  * Throws if a name in the tree could end the double-quoted string nunjucks' compiler pastes it
- * into (a quote, a backslash, a line break). The checks refuse every name that is not an identifier
- * before a template is compiled (check/template-safety.ts); this holds for any tree that reaches
- * the compiler, the instrumented copies for line maps included.
+ * into (a quote, a backslash, a line break), or if the compiler would paste something other than a
+ * name where it writes one (writtenNames: a string as a `{% set %}` target, a macro's name, …). The
+ * checks refuse both before a template is compiled (check/template-safety.ts); this holds for any
+ * tree that reaches the compiler, the instrumented copies for line maps included.
  */
 function assertPastableNames(tree: unknown): void {
   const stack: unknown[] = [tree];
@@ -131,6 +195,10 @@ function assertPastableNames(tree: unknown): void {
     if (typeof node.typename !== "string") continue;
     if (node.typename === "Symbol" && /["\\\n\r\u2028\u2029]/.test(String(node.value)))
       throw new Error(`the name ${JSON.stringify(String(node.value))} is not an identifier`);
+    for (const written of writtenNames(node)) {
+      const n = written.node as { typename?: unknown; value?: unknown } | null | undefined;
+      if (n?.typename !== "Symbol") throw new Error(`${written.what} is not a name`);
+    }
     if (node.typename === "Set" && node.body !== undefined) stack.push(node.body);
     for (const f of node.fields ?? []) stack.push(node[f]);
   }

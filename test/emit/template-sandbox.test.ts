@@ -32,6 +32,11 @@ const CALL = `return globalThis.${SENTINEL}()`;
  */
 const QUOTED_NAME = 'x"^Function`return\\x20globalThis\\x2e' + SENTINEL + '\\x28\\x29```^"';
 
+/** A string where Nunjucks pastes a name between double quotes: the quote ends them and the sentinel is called. */
+const STRING_NAME = `"x\\"+globalThis.${SENTINEL}()+\\""`;
+/** Arguments that, written one after another, read `f["constructor"]["constructor"]("…")()`. */
+const PASTED_CALL = `["constr" ~ "uctor"], ["constr" ~ "uctor"], ("${CALL}"), ()`;
+
 let calls = 0;
 beforeEach(() => {
   calls = 0;
@@ -125,6 +130,18 @@ const CORPUS: readonly (readonly [string, string])[] = [
   ["a name with a quote, as a keyword argument", `{% macro m(a) %}x{% endmacro %}{{ m(${QUOTED_NAME}=1) }}`],
   ["a name with a quote, imported", `{% from "lib.jinja" import ${QUOTED_NAME} %}`],
   ["a namespace member with a quote, called", `{% import "lib.jinja" as lib %}{{ lib["\\\\\"^0^\""]() }}`],
+  // Nunjucks' parser takes a string where its compiler pastes a name, unescaped: `"` ends the
+  // compiler's quotes and the rest runs.
+  ["a string as a set target", `{% set ${STRING_NAME} = 1 %}`],
+  ["a string as a macro's name", `{% macro ${STRING_NAME}() %}x{% endmacro %}`],
+  ["a string as a macro parameter", `{% macro m(${STRING_NAME}=1) %}x{% endmacro %}`],
+  ["a string as a call block parameter", `{% macro m() %}{{ caller() }}{% endmacro %}{% call(${STRING_NAME}=1) m() %}x{% endcall %}`],
+  ["a string as a loop variable", `{% for k, ${STRING_NAME} in {"a": 1} %}x{% endfor %}`],
+  ["a string as an import's name", `{% import "lib.jinja" as ${STRING_NAME} %}`],
+  ["a string as a from-import's alias", `{% from "lib.jinja" import helper as ${STRING_NAME} %}`],
+  // Nunjucks wrote a test's arguments one after another without commas: `f["constructor"]…(…)()`.
+  ["test arguments pasted together", `{{ 1 is divisibleby(range, ${PASTED_CALL}) }}`],
+  ["test arguments pasted together, test named by a member", `{{ 1 is lib.x(range, ${PASTED_CALL}) }}`],
 ];
 
 describe("the SSTI corpus renders nothing and executes nothing", () => {

@@ -59,6 +59,8 @@
 #            (bench/experiments/template-variants.mjs) at 1 tile a workgroup and on the two small shapes
 #   ahead4 - a whole tile of K in flight (template-variants ahead4, ahead4late) against the templates: the two
 #            small decode shapes and two large ones (AHEAD4_SHAPES, AHEAD4_PINS, AHEAD4_ROUNDS); $OUT/bench-ahead4.json
+#   variants - the templates against the template-variants.mjs variants named by VARIANTS (VARIANT_SHAPES);
+#            $OUT/bench-variants.json
 #   base   - the six decode shapes and the sparse decode cases with the templates against those in .exp-base (an earlier commit's
 #            templates/, made by `git archive <commit> templates | tar -x -C .exp-base --strip-components=1`
 #            and carried); $OUT/bench-base.json
@@ -156,6 +158,11 @@ for what in "${steps[@]}"; do
            dirs=$(node bench/experiments/template-variants.mjs ahead4 ahead4late) || exit 1
            BENCH_ROUNDS=${AHEAD4_ROUNDS:-3} BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=${AHEAD4_SHAPES:-1x32768x16,8x4096x16,64x4096x16,32x16384x32} BENCH_PINS=${AHEAD4_PINS:-'[{}]'} \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead4.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+    variants) # The templates against any template-variants.mjs variants (VARIANTS="a b ..."), on VARIANT_SHAPES
+           # (default: the two small decode shapes and 64 x 4096, bs 16), 3 rounds; $OUT/bench-variants.json
+           dirs=$(node bench/experiments/template-variants.mjs ${VARIANTS:?VARIANTS names the variants}) || exit 1
+           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=${VARIANT_SHAPES:-1x32768x16,8x4096x16,64x4096x16} BENCH_PINS='[{}]' \
+             node bench/gpu/attention.mjs paged --out "$OUT/bench-variants.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
     fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \

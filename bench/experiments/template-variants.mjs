@@ -16,6 +16,7 @@
 //   KC - 1), vat1 all V rows at chunk 1.
 // - ahead3: three chunks ahead (see below).
 // - nok, nov, nokv: K / V / both rows read from cache row 0 (see below).
+// - loadsfirst: each chunk's loads issued before its own K rows are converted (see below).
 // Usage: node bench/experiments/template-variants.mjs <name>...; writes .exp-<name>/ and prints the
 // folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
@@ -70,6 +71,25 @@ const edits = {
   // (ahead4) or its last chunk (ahead4late): a whole tile of K in flight per workgroup while it folds.
   ahead4: (f) => aheadN(f, 4),
   ahead4late: (f) => aheadN(f, 4, "GP - 1"),
+  // loadsfirst (same results, same traffic): each chunk issues its loads (chunk c + AHEAD's K rows, or
+  // at V_AT the tile's V rows) before it converts its own K rows, in case the compiler keeps the source
+  // order and those loads otherwise wait for chunk c's rows to arrive.
+  loadsfirst: (f) => {
+    const p = `${f}/paged-attention-row.wgsl.jinja`;
+    const text = fs.readFileSync(p, "utf8");
+    const convert = `{% for k in range(KC) %}
+{% for j in range(V4) %}
+    let k{{ c }}_{{ k }}{{ sfx(j, W) }} = vec4<f32>(kr{{ c % (AHEAD + 1) }}_{{ k }}{{ sfx(j, W) }});
+{% endfor %}
+{% endfor %}
+`;
+    const start = text.indexOf(convert);
+    const loadsEnd = text.indexOf("    var part{{ c }}: array<f32, {{ W }}>;", start);
+    if (start < 0 || loadsEnd < 0) throw new Error("loadsfirst: anchors not found");
+    const loads = text.slice(start + convert.length, loadsEnd);
+    if (!loads.startsWith("{% if c + AHEAD < GP %}")) throw new Error("loadsfirst: the load block was not found");
+    fs.writeFileSync(p, text.slice(0, start) + loads + convert + text.slice(loadsEnd));
+  },
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),
   pad16k: (f) => pad(f, 1024),

@@ -729,7 +729,13 @@ function secure(tmpl: CompiledTemplate, active: () => SandboxRuntime | undefined
 }
 
 /** Filters computed as Jinja computes them (template-jinja.ts), where nunjucks' differ: `int` of `1e21` was 1, `round` rounded halves up, `string` printed `1e-7`. */
-const JINJA_FILTERS: Readonly<Record<string, { params: readonly string[]; f: Callable }>> = {
+/** A filter computed as Jinja's: its parameters' names (keyword arguments use them) and its function. */
+interface JinjaFilter {
+  readonly params: readonly string[];
+  readonly f: Callable;
+}
+
+const JINJA_FILTERS: Readonly<Record<string, JinjaFilter>> = {
   int: { params: ["default"], f: (v, d) => intFilter(v, d ?? 0) },
   float: { params: ["default"], f: (v, d) => floatFilter(v, d ?? 0) },
   round: { params: ["precision", "method"], f: (v, p, m) => roundFilter(v, p ?? 0, m ?? "common") },
@@ -741,29 +747,39 @@ const JINJA_FILTERS: Readonly<Record<string, { params: readonly string[]; f: Cal
  * `sum` with Jinja's text of numbers and `+` (nunjucks' joined `1e-7` and summed strings), `default`
  * with Python's truth value (nunjucks' kept `[]`).
  */
-const JINJA_LIST_FILTERS: Readonly<Record<string, Callable>> = {
-  join: (v, sep) => {
-    if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`join\` joins a list, not ${describeValue(v)}`);
-    return v
-      .map((item) => {
-        if (typeof item === "string" || typeof item === "boolean") return String(item);
-        if (typeof item === "number") return formatNumber(item);
-        if (item instanceof JinjaFloat) throw floatRefusal(item, "`join` would write with `.0`");
-        throw new TemplateSandboxError(`the filter \`join\` joins numbers, strings and booleans, not ${describeValue(item)}`);
-      })
-      .join(sep === undefined || sep === null ? "" : String(sep));
+const JINJA_LIST_FILTERS: Readonly<Record<string, JinjaFilter>> = {
+  join: {
+    params: ["d", "attribute"],
+    f: (v, sep) => {
+      if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`join\` joins a list, not ${describeValue(v)}`);
+      return v
+        .map((item) => {
+          if (typeof item === "string" || typeof item === "boolean") return String(item);
+          if (typeof item === "number") return formatNumber(item);
+          if (item instanceof JinjaFloat) throw floatRefusal(item, "`join` would write with `.0`");
+          throw new TemplateSandboxError(`the filter \`join\` joins numbers, strings and booleans, not ${describeValue(item)}`);
+        })
+        .join(sep === undefined || sep === null ? "" : String(sep));
+    },
   },
-  sum: (v, _attribute, start) => {
-    if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`sum\` adds the items of a list, not ${describeValue(v)}`);
-    return v.reduce((acc: unknown, item) => binary("add", acc, item, RENDER_LIMITS.maxOutputChars), start ?? 0);
+  sum: {
+    params: ["attribute", "start"],
+    f: (v, _attribute, start) => {
+      if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`sum\` adds the items of a list, not ${describeValue(v)}`);
+      return v.reduce((acc: unknown, item) => binary("add", acc, item, RENDER_LIMITS.maxOutputChars), start ?? 0);
+    },
   },
-  default: (v, fallback, boolean) => (v === undefined || (boolean === true && !truthy(v)) ? (fallback ?? "") : v),
-  d: (v, fallback, boolean) => (v === undefined || (boolean === true && !truthy(v)) ? (fallback ?? "") : v),
+  default: { params: ["default_value", "boolean"], f: defaultFilter },
+  d: { params: ["default_value", "boolean"], f: defaultFilter },
 };
 
-/** Calls a JINJA_FILTERS filter with its positional and keyword arguments (Jinja's names). */
-function callJinjaFilter(name: string, args: readonly unknown[]): unknown {
-  const { params, f } = JINJA_FILTERS[name];
+/** Jinja's `default(default_value="", boolean=false)`. */
+function defaultFilter(v: unknown, fallback: unknown, boolean: unknown): unknown {
+  return v === undefined || (boolean === true && !truthy(v)) ? (fallback ?? "") : v;
+}
+
+/** Calls a Jinja filter with its positional and keyword arguments (Jinja's names). */
+function callJinjaFilter(name: string, { params, f }: JinjaFilter, args: readonly unknown[]): unknown {
   const last = args[args.length - 1] as { __keywords?: boolean } | undefined;
   const kwargs = last !== null && typeof last === "object" && last.__keywords === true ? (last as Record<string, unknown>) : undefined;
   const positional = kwargs ? args.slice(1, -1) : args.slice(1);
@@ -878,11 +894,11 @@ export class SandboxEnvironment extends nunjucks.Environment {
             ? unprintable(args[0])
             : undefined;
         if (refused !== undefined) throw new TemplateSandboxError(refused);
-        if (Object.hasOwn(JINJA_FILTERS, name)) return callJinjaFilter(name, args);
+        if (Object.hasOwn(JINJA_FILTERS, name)) return callJinjaFilter(name, JINJA_FILTERS[name], args);
         if (name === "string" && typeof args[0] === "number") return formatNumber(args[0]);
         for (const a of args) if (a instanceof JinjaFloat) throw floatRefusal(a, `the filter \`${name}\` does not take here`);
         filterPreflight(name, args, maxChars);
-        if (Object.hasOwn(JINJA_LIST_FILTERS, name)) return JINJA_LIST_FILTERS[name](...args);
+        if (Object.hasOwn(JINJA_LIST_FILTERS, name)) return callJinjaFilter(name, JINJA_LIST_FILTERS[name], args);
         const made = filterItems(name, args);
         if (made > 0)
           active()

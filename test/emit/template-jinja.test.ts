@@ -82,7 +82,8 @@ describe("expressions render as in Jinja", () => {
       "{% if e %}y{% else %}n{% endif %},{% if d %}y{% else %}n{% endif %},{{ 1 if [] else 2 }},{{ not e }},{{ not {} }}",
       "n,y,2,true,true",
     ],
-    ['{{ e | default(5, true) }},{{ 0 | default(5) }},{{ "" | default("x", true) }}', "5,0,x"],
+    ['{{ e | default(5, true) }},{{ 0 | default(5) }},{{ "" | default("x", true) }},{{ 0 | d(boolean=true, default_value=2) }}', "5,0,x,2"],
+    ['{{ xs | sum(start=10) }},{{ xs | join(d="+") }}', "13,1+2"],
     ["{{ [] is falsy }},{{ [0] is truthy }}", "true,true"],
     // Equality and `in` by value; a mapping's keys only.
     ['{{ "1" == 1 }},{{ 1 == true }},{{ [1, 2] == xs }},{{ {"a": 1} == d }},{{ [[1]] == [[1]] }}', "false,true,true,true,true"],

@@ -14,20 +14,35 @@ const require = createRequire(import.meta.url);
 // nunjucks ships its lexer, parser and error class as CommonJS modules without type declarations.
 const njLexer = require("nunjucks/src/lexer") as { lex(src: string, opts: unknown): unknown };
 const njParser = require("nunjucks/src/parser") as { Parser: new (tokens: unknown) => NjParser };
+const njNodes = require("nunjucks/src/nodes") as Record<string, new (lineno: number, colno: number, ...a: unknown[]) => unknown>;
 const njLib = require("nunjucks/src/lib") as { TemplateError: new (message: string, lineno?: number, colno?: number) => Error };
 
 /** A token of nunjucks' lexer (0-based position). */
 interface NjToken {
   readonly lineno: number;
   readonly colno: number;
+  readonly type?: string;
+  readonly value?: string;
 }
 
 /** The parts of nunjucks' Parser used here. */
 interface NjParser {
   extensions: unknown[];
   nextToken(withWhitespace?: boolean): NjToken | null;
+  peekToken(): NjToken | null;
+  pushToken(tok: NjToken): void;
   parseAsRoot(): unknown;
+  parseConcat(): unknown;
+  parsePow(): unknown;
+  parseAggregate(): unknown;
+  parsePrimary(noPostfix?: boolean): unknown;
+  fail(message: string, lineno?: number, colno?: number): never;
 }
+
+/** Jinja's binary operators of one precedence level, by token, with nunjucks' node type for each. */
+const ADDITIVE: Readonly<Record<string, string>> = { "+": "Add", "-": "Sub" };
+const MULTIPLICATIVE: Readonly<Record<string, string>> = { "*": "Mul", "/": "Div", "//": "FloorDiv", "%": "Mod" };
+const CLOSING: Readonly<Record<string, string>> = { "left-paren": ")", "left-bracket": "]", "left-curly": "}" };
 
 /**
  * Nunjucks' parser, remembering the last token it read. Why: on some malformed expressions the
@@ -42,6 +57,71 @@ class TrackingParser extends njParser.Parser {
     const tok = super.nextToken(withWhitespace);
     if (tok) this.lastToken = tok;
     return tok;
+  }
+
+  /*
+   * Jinja's precedence levels (Python's): `+` and `-` are one level and `*`, `/`, `//` and `%`
+   * another, each applied left to right. Nunjucks gave every operator a level of its own
+   * (`7 * 3 // 2` was `7 * (3 // 2)`, 7; Jinja's is 10); these two replace its parseAdd and
+   * parseMul, and its parseSub, parseDiv, parseFloorDiv and parseMod are no longer reached.
+   */
+
+  parseAdd(): unknown {
+    return this.leftToRight(ADDITIVE, () => this.parseMul());
+  }
+
+  parseMul(): unknown {
+    return this.leftToRight(MULTIPLICATIVE, () => this.parsePow());
+  }
+
+  private leftToRight(ops: Readonly<Record<string, string>>, operand: () => unknown): unknown {
+    let node = operand() as NjToken;
+    for (;;) {
+      const tok = this.nextToken();
+      if (!tok) break;
+      if (tok.type !== "operator" || !Object.hasOwn(ops, tok.value ?? "")) {
+        this.pushToken(tok);
+        break;
+      }
+      node = new njNodes[ops[tok.value!]](node.lineno, node.colno, node, operand()) as NjToken;
+    }
+    return node;
+  }
+
+  /** A bracket closed by its own kind (nunjucks took `[1, 2)` and `(1]`). */
+  override parseAggregate(): unknown {
+    const open = this.peekToken();
+    const node = super.parseAggregate();
+    const close = this.lastToken;
+    const want = open?.type !== undefined ? CLOSING[open.type] : undefined;
+    if (node && want !== undefined && close !== undefined && close.value !== want)
+      this.fail(
+        `\`${String(open!.value)}\` at line ${open!.lineno + 1}, column ${open!.colno + 1} is closed by \`${String(close.value)}\`: close it with \`${want}\``,
+        close.lineno,
+        close.colno,
+      );
+    return node;
+  }
+
+  /**
+   * Number literals Jinja reads differently: a float that is an integer (`2.0`, which Jinja prints
+   * as `2.0` and nunjucks as `2`) and an integer past 2^53 (nunjucks rounds it).
+   */
+  override parsePrimary(noPostfix?: boolean): unknown {
+    const tok = this.peekToken();
+    if (tok?.type === "float" && Number.isInteger(parseFloat(tok.value ?? "")))
+      this.fail(
+        `\`${String(tok.value)}\` is a float in Jinja, which prints as \`${parseFloat(tok.value!)}.0\`; kernelc templates keep integers integers: write \`${parseFloat(tok.value!)}\``,
+        tok.lineno,
+        tok.colno,
+      );
+    if (tok?.type === "int" && !Number.isSafeInteger(parseInt(tok.value ?? "", 10)))
+      this.fail(
+        `\`${String(tok.value)}\` is outside ±9007199254740991 (2^53 - 1), beyond which kernelc templates cannot compute integers exactly: compute it in the spec`,
+        tok.lineno,
+        tok.colno,
+      );
+    return super.parsePrimary(noPostfix);
   }
 }
 
@@ -361,6 +441,8 @@ interface NjNode {
 }
 
 const FILTERS = new Set(TEMPLATE_FILTERS);
+/** Nodes of binary operators and comparisons: `is` after one, unbracketed, means something else in Jinja. */
+const BINARY_NODES = new Set(["Add", "Sub", "Mul", "Div", "FloorDiv", "Mod", "Pow", "Concat", "Compare", "In", "And", "Or"]);
 const TESTS = new Set(TEMPLATE_TESTS);
 
 function isNode(x: unknown): x is NjNode {
@@ -459,6 +541,40 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
         if (!ok) refuse(x, "only macros (and `range`) can be called, by name (`m(…)`) or from an imported namespace (`lib.m(…)`)", parent);
         break;
       }
+      case "Pow": {
+        // Jinja applies `**` left to right with the unary minus on its operand (`2 ** 3 ** 2` is
+        // 64, `-2 ** 2` is 4), Python right to left after `**` (512, -4): brackets say which.
+        const left = x.left as NjNode | undefined;
+        if (isNode(left) && left.typename === "Pow")
+          refuse(x, "`a ** b ** c` is `(a ** b) ** c` in Jinja but `a ** (b ** c)` in Python: write the brackets you mean", parent);
+        else if (isNode(left) && (left.typename === "Neg" || left.typename === "Pos"))
+          refuse(x, "`-a ** b` is `(-a) ** b` in Jinja but `-(a ** b)` in Python: write the brackets you mean", parent);
+        break;
+      }
+      case "Concat":
+        // Jinja joins with `~` before it adds (`"x" ~ n - 1` is `("x" ~ n) - 1`, an error); nunjucks after.
+        if ([x.left, x.right].some((n) => isNode(n) && (n.typename === "Add" || n.typename === "Sub")))
+          refuse(
+            x,
+            '`~` next to `+` or `-` without brackets: Jinja joins first (`"x" ~ n - 1` is `("x" ~ n) - 1`, an error): write `"x" ~ (n - 1)`',
+            parent,
+          );
+        break;
+      case "In": {
+        // Jinja's `in` is a comparison and chains with the others (`a == b in c` is `a == b and b in c`).
+        const chained = [x.left, x.right].some((n) => isNode(n) && (n.typename === "Compare" || n.typename === "In"));
+        if (chained)
+          refuse(
+            x,
+            "`in` chained with another comparison: Jinja reads `a == b in c` as `a == b and b in c`: write `and` or brackets",
+            parent,
+          );
+        break;
+      }
+      case "CompareOperand":
+        if (x.type === "===" || x.type === "!==")
+          refuse(x, `\`${String(x.type)}\` is not a Jinja operator: write \`${String(x.type).slice(0, 2)}\``, parent);
+        break;
       case "Filter": {
         const name = x.name as NjNode | undefined;
         const filter = isNode(name) ? String(name.value) : "";
@@ -474,6 +590,13 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
         const testNode = call ? (call.name as NjNode | undefined) : right;
         const test = isNode(testNode) && testNode.typename === "Symbol" ? String(testNode.value) : "";
         const args = call && isNode(call.args) && Array.isArray(call.args.children) ? (call.args.children as unknown[]) : [];
+        const left = x.left as NjNode | undefined;
+        if (isNode(left) && BINARY_NODES.has(left.typename!))
+          refuse(
+            x,
+            "`is` after an operator without brackets: Jinja tests the value right before `is` (`n + 1 is even` is `n + (1 is even)`): write `(n + 1) is even`",
+            parent,
+          );
         if (test === "") refuse(x, "`is` must be followed by the name of a test (`x is defined`, `n is divisibleby(4)`)", parent);
         else if (!TESTS.has(test))
           refuse(x, `the test \`is ${test}\` is not available in kernelc templates (available: ${TEMPLATE_TESTS.join(", ")})`, parent);

@@ -12,6 +12,7 @@ import nunjucks from "nunjucks";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
 import { TEMPLATE_NESTING_HINT } from "../check/template-scan.js";
+import { JinjaSemanticsError } from "./template-jinja.js";
 import {
   PRINTS_A_CALLABLE,
   PRINTS_A_LIST,
@@ -564,7 +565,7 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         ? new RenderError(c.message, c.file, c.lineno || undefined, c.colno || undefined, true, TEMPLATE_NESTING_HINT)
         : new RenderError(`the template is refused: ${c.message}`, c.file, c.lineno || undefined, c.colno || undefined);
     if (c instanceof RenderLimitExceeded) limit = true;
-    if (c instanceof RenderLimitExceeded || c instanceof TemplateSandboxError) raised = true;
+    if (c instanceof RenderLimitExceeded || c instanceof TemplateSandboxError || c instanceof JinjaSemanticsError) raised = true;
   }
   const e = (err ?? {}) as NunjucksErrorShape;
   let message = typeof e.message === "string" ? e.message : String(err);
@@ -580,7 +581,9 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
     }
     message = message.slice(m[0].length);
   }
-  message = message.trim().replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath|TemplateSandboxError|RenderLimitExceeded): /, "");
+  message = message
+    .trim()
+    .replace(/^(Error|TypeError|RangeError|UnsafeTemplatePath|TemplateSandboxError|JinjaSemanticsError|RenderLimitExceeded): /, "");
   // A limit or refusal the sandbox raised happened where the template code ran (see Budget.at in
   // template-sandbox.ts): nunjucks can name another template, or another template's line.
   const at = (err as { sandboxAt?: SandboxPosition } | null)?.sandboxAt;

@@ -16,6 +16,23 @@
 import { createRequire } from "node:module";
 import nunjucks from "nunjucks";
 import { TEMPLATE_FILTERS, TEMPLATE_TESTS, isForbiddenTemplateName, parseTemplate, writtenNames } from "../check/template-safety.js";
+import {
+  JINJA_TESTS,
+  JinjaFloat,
+  absFilter,
+  binary,
+  compareChain,
+  describeValue,
+  concatText,
+  contains,
+  floatFilter,
+  floatRefusal,
+  formatNumber,
+  intFilter,
+  roundFilter,
+  truthy,
+  unary,
+} from "./template-jinja.js";
 
 const require = createRequire(import.meta.url);
 // nunjucks ships its runtime, filters and tests as CommonJS modules without type declarations.
@@ -104,23 +121,115 @@ class LocatingCompiler extends njCompiler.Compiler {
    */
 
   compileNeg(node: { target: unknown }, frame: unknown): void {
-    this.unary("-", node.target, frame);
+    this.call("runtime.jinjaUnary", ['"neg"', node.target], frame);
   }
 
   compilePos(node: { target: unknown }, frame: unknown): void {
-    this.unary("+", node.target, frame);
+    this.call("runtime.jinjaUnary", ['"pos"', node.target], frame);
   }
 
   compileNot(node: { target: unknown }, frame: unknown): void {
-    this.unary("!", node.target, frame);
+    this.call("!runtime.jinjaTruthy", [node.target], frame);
   }
 
   compileConcat(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaConcat", [node.left, node.right], frame);
+  }
+
+  /*
+   * Arithmetic, comparisons, `in`, `and`, `or` and conditions: each a call of the sandbox's helper
+   * with Jinja's meaning (src/emit/template-jinja.ts), where nunjucks wrote JavaScript's operator
+   * (`%` of a negative number, `==` between a string and a number, `[] or x`, `a < b < c`, …).
+   * The right operand of `and`, `or` and a comparison chain is a function, computed only as needed.
+   */
+
+  compileAdd(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"add"', node.left, node.right], frame);
+  }
+
+  compileSub(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"sub"', node.left, node.right], frame);
+  }
+
+  compileMul(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"mul"', node.left, node.right], frame);
+  }
+
+  compileDiv(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"div"', node.left, node.right], frame);
+  }
+
+  compileFloorDiv(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"floordiv"', node.left, node.right], frame);
+  }
+
+  compileMod(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"mod"', node.left, node.right], frame);
+  }
+
+  compilePow(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaBinary", ['"pow"', node.left, node.right], frame);
+  }
+
+  compileIn(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaIn", [node.left, node.right], frame);
+  }
+
+  compileAnd(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaAnd", [node.left, { lazy: node.right }], frame);
+  }
+
+  compileOr(node: { left: unknown; right: unknown }, frame: unknown): void {
+    this.call("runtime.jinjaOr", [node.left, { lazy: node.right }], frame);
+  }
+
+  compileCompare(node: { expr: unknown; ops: { type: string; expr: unknown }[] }, frame: unknown): void {
+    const args: unknown[] = [node.expr];
+    for (const op of node.ops) args.push(JSON.stringify(op.type), { lazy: op.expr });
+    this.call("runtime.jinjaCompare", args, frame);
+  }
+
+  compileInlineIf(node: { cond: unknown; body: unknown; else_: unknown }, frame: unknown): void {
     const self = this as unknown as CompilerSelf;
-    self._emit("(");
-    self.compile(node.left, frame);
-    self._emit(') + "" + (');
-    self.compile(node.right, frame);
+    this.call("(runtime.jinjaTruthy", [node.cond], frame);
+    self._emit(" ? (");
+    self.compile(node.body, frame);
+    self._emit(") : (");
+    if (node.else_ !== null) self.compile(node.else_, frame);
+    else self._emit('""');
+    self._emit("))");
+  }
+
+  compileIf(node: { cond: unknown; body: unknown; else_: unknown }, frame: unknown): void {
+    const self = this as unknown as CompilerSelf & { _withScopedSyntax(f: () => void): void };
+    self._emit("if(");
+    this.call("runtime.jinjaTruthy", [node.cond], frame);
+    self._emit(") {\n");
+    self._withScopedSyntax(() => self.compile(node.body, frame));
+    if (node.else_) {
+      self._emit("}\nelse {\n");
+      self._withScopedSyntax(() => self.compile(node.else_, frame));
+    }
+    self._emit("}\n");
+  }
+
+  /** Writes `fn(arg, …)`: a string argument as written, `{ lazy: node }` as a function returning the node's value, any other the node's code. */
+  private call(fn: string, args: readonly unknown[], frame: unknown): void {
+    const self = this as unknown as CompilerSelf;
+    self._emit(`${fn}(`);
+    args.forEach((arg, i) => {
+      if (i > 0) self._emit(", ");
+      if (typeof arg === "string") self._emit(arg);
+      else if (arg !== null && typeof arg === "object" && "lazy" in arg) {
+        self._emit("function() { return (");
+        self.compile((arg as { lazy: unknown }).lazy, frame);
+        self._emit("); }");
+      } else {
+        self._emit("(");
+        self.compile(arg, frame);
+        self._emit(")");
+      }
+    });
     self._emit(")");
   }
 
@@ -145,13 +254,6 @@ class LocatingCompiler extends njCompiler.Compiler {
       self.compile(arg, frame);
     }
     self._emit(") === true");
-  }
-
-  private unary(op: string, target: unknown, frame: unknown): void {
-    const self = this as unknown as CompilerSelf;
-    self._emit(`${op}(`);
-    self.compile(target, frame);
-    self._emit(")");
   }
 
   /** The template's name as a JavaScript literal (a JSON string, or `undefined`). */
@@ -331,6 +433,7 @@ function refuseText<F extends object>(fn: F): F {
 
 /** The sandbox's message for a value a template must not print or stringify, if it is one: a list, a function or an object. */
 function unprintable(v: unknown): string | undefined {
+  if (v instanceof JinjaFloat) throw floatRefusal(v, "prints with `.0`");
   if (typeof v === "function") return PRINTS_A_CALLABLE;
   if (Array.isArray(v)) return PRINTS_A_LIST;
   if (v !== null && typeof v === "object" && !(v instanceof (njRuntime.SafeString as new () => object))) return PRINTS_A_MAPPING;
@@ -373,8 +476,11 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     if (args.length < 1 || args.length > 3)
       throw new TemplateSandboxError(`range() takes 1 to 3 numbers (stop, or start, stop[, step]), got ${args.length}`);
     for (const a of args) {
-      if (typeof a !== "number" || !Number.isFinite(a))
-        throw new TemplateSandboxError(`range() takes finite numbers, got ${typeof a === "number" ? String(a) : typeof a}`);
+      if (a instanceof JinjaFloat) throw floatRefusal(a, "range() does not take (a TypeError)");
+      if (typeof a !== "number" || !Number.isSafeInteger(a))
+        throw new TemplateSandboxError(
+          `range() takes integers (as in Jinja), got ${typeof a === "number" ? formatNumber(a) : describeValue(a)}${typeof a === "number" && Number.isFinite(a) ? ": round it with `| int`" : ""}`,
+        );
     }
     const [start, stop, step] =
       args.length === 1 ? [0, args[0] as number, 1] : [args[0] as number, args[1] as number, args.length === 3 ? (args[2] as number) : 1];
@@ -439,12 +545,16 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     },
     memberLookup(obj: unknown, key: unknown): unknown {
       if (obj === undefined || obj === null) return undefined;
+      if (key instanceof JinjaFloat) throw floatRefusal(key, "is not an index (a TypeError)");
       if (typeof key !== "string" && typeof key !== "number")
         throw new TemplateSandboxError(`a member name must be a string or a number, not ${key === null ? "null" : typeof key}`);
       if (typeof key === "string") refuseName(key);
       budget.tick();
       if (typeof obj !== "object" || !(Array.isArray(obj) || isPlainData(obj))) return undefined;
       if (Array.isArray(obj) && key === "length") return obj.length;
+      // As in Python, a negative index counts from the end (`dims[-1]` is the last item).
+      if (Array.isArray(obj) && typeof key === "number" && Number.isInteger(key) && key < 0 && key >= -obj.length)
+        return obj[obj.length + key];
       return Object.hasOwn(obj, key) ? (obj as Record<string | number, unknown>)[key] : undefined;
     },
     contextOrFrameLookup(context: { ctx: Record<string, unknown> }, frame: FrameLike, name: string): unknown {
@@ -480,6 +590,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
       }
     },
     fromIterator(arr: unknown): unknown {
+      if (arr instanceof JinjaFloat) throw floatRefusal(arr, "cannot be looped over");
       const items = njRuntime.fromIterator(arr);
       const n =
         Array.isArray(items) || typeof items === "string"
@@ -489,6 +600,23 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
             : 0;
       budget.step(n, () => `a loop over ${n} items`);
       return items;
+    },
+    jinjaBinary: (op: string, a: unknown, b: unknown): unknown => binary(op, a, b, limits.maxOutputChars),
+    jinjaUnary: unary,
+    jinjaTruthy: truthy,
+    jinjaIn: contains,
+    jinjaCompare: compareChain,
+    jinjaAnd: (a: unknown, b: () => unknown): unknown => (truthy(a) ? b() : a),
+    jinjaOr: (a: unknown, b: () => unknown): unknown => (truthy(a) ? a : b()),
+    jinjaConcat(a: unknown, b: unknown): string {
+      for (const v of [a, b]) {
+        if (v instanceof JinjaFloat) concatText(v);
+        const refused = unprintable(v);
+        if (refused !== undefined) throw new TemplateSandboxError(refused);
+      }
+      const out = concatText(a) + concatText(b);
+      if (out.length > limits.maxOutputChars) budget.size(out, () => "the text `~` joins");
+      return out;
     },
     at(file: string | undefined, line: number, column: number): void {
       budget.file = file;
@@ -506,9 +634,10 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     suppressValue(val: unknown, autoescape: boolean): unknown {
       // A list would print as its items joined by commas (`2,3`), a macro or range() as its
       // JavaScript source, an object as `[object Object]`: none of them is WGSL.
+      if (val instanceof JinjaFloat) throw floatRefusal(val, "prints with `.0`");
       const refused = unprintable(val);
       if (refused !== undefined) throw new TemplateSandboxError(refused);
-      const out = njRuntime.suppressValue(val, autoescape);
+      const out = typeof val === "number" ? formatNumber(val) : njRuntime.suppressValue(val, autoescape);
       const len = typeof out === "string" ? out.length : String(out).length;
       budget.printed += len;
       if (len > limits.maxOutputChars || budget.printed > limits.maxOutputChars * 4) {
@@ -597,6 +726,78 @@ function secure(tmpl: CompiledTemplate, active: () => SandboxRuntime | undefined
   };
   if (tmpl.compiled) tmpl._compile();
   return tmpl;
+}
+
+/** Filters computed as Jinja computes them (template-jinja.ts), where nunjucks' differ: `int` of `1e21` was 1, `round` rounded halves up, `string` printed `1e-7`. */
+/** A filter computed as Jinja's: its parameters' names (keyword arguments use them) and its function. */
+interface JinjaFilter {
+  readonly params: readonly string[];
+  readonly f: Callable;
+}
+
+const JINJA_FILTERS: Readonly<Record<string, JinjaFilter>> = {
+  int: { params: ["default"], f: (v, d) => intFilter(v, d ?? 0) },
+  float: { params: ["default"], f: (v, d) => floatFilter(v, d ?? 0) },
+  round: { params: ["precision", "method"], f: (v, p, m) => roundFilter(v, p ?? 0, m ?? "common") },
+  abs: { params: [], f: (v) => absFilter(v) },
+};
+
+/**
+ * Filters over lists and values computed as Jinja's (after the checks of every filter): `join` and
+ * `sum` with Jinja's text of numbers and `+` (nunjucks' joined `1e-7` and summed strings), `default`
+ * with Python's truth value (nunjucks' kept `[]`).
+ */
+const JINJA_LIST_FILTERS: Readonly<Record<string, JinjaFilter>> = {
+  join: {
+    params: ["d", "attribute"],
+    f: (v, sep) => {
+      if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`join\` joins a list, not ${describeValue(v)}`);
+      return v
+        .map((item) => {
+          if (typeof item === "string" || typeof item === "boolean") return String(item);
+          if (typeof item === "number") return formatNumber(item);
+          if (item instanceof JinjaFloat) throw floatRefusal(item, "`join` would write with `.0`");
+          throw new TemplateSandboxError(`the filter \`join\` joins numbers, strings and booleans, not ${describeValue(item)}`);
+        })
+        .join(sep === undefined || sep === null ? "" : String(sep));
+    },
+  },
+  sum: {
+    params: ["attribute", "start"],
+    f: (v, _attribute, start) => {
+      if (!Array.isArray(v)) throw new TemplateSandboxError(`the filter \`sum\` adds the items of a list, not ${describeValue(v)}`);
+      return v.reduce((acc: unknown, item) => binary("add", acc, item, RENDER_LIMITS.maxOutputChars), start ?? 0);
+    },
+  },
+  default: { params: ["default_value", "boolean"], f: defaultFilter },
+  d: { params: ["default_value", "boolean"], f: defaultFilter },
+};
+
+/** Jinja's `default(default_value="", boolean=false)`. */
+function defaultFilter(v: unknown, fallback: unknown, boolean: unknown): unknown {
+  return v === undefined || (boolean === true && !truthy(v)) ? (fallback ?? "") : v;
+}
+
+/** Calls a Jinja filter with its positional and keyword arguments (Jinja's names). */
+function callJinjaFilter(name: string, { params, f }: JinjaFilter, args: readonly unknown[]): unknown {
+  const last = args[args.length - 1] as { __keywords?: boolean } | undefined;
+  const kwargs = last !== null && typeof last === "object" && last.__keywords === true ? (last as Record<string, unknown>) : undefined;
+  const positional = kwargs ? args.slice(1, -1) : args.slice(1);
+  if (positional.length > params.length)
+    throw new TemplateSandboxError(
+      `the filter \`${name}\` takes ${params.length === 0 ? "no arguments" : `at most ${params.length} (${params.join(", ")})`}`,
+    );
+  const values = params.map((p, i) => positional[i]);
+  for (const key of Object.keys(kwargs ?? {})) {
+    if (key === "__keywords") continue;
+    const i = params.indexOf(key);
+    if (i < 0)
+      throw new TemplateSandboxError(
+        `the filter \`${name}\` has no argument \`${key}\`${params.length > 0 ? ` (it takes ${params.join(", ")})` : ""}`,
+      );
+    values[i] = kwargs![key];
+  }
+  return f(args[0], ...values);
 }
 
 /** Filters whose attribute form reads members of the items (`join(", ", "x")`, `sort(attribute="x")`): the sandbox refuses that form. */
@@ -693,7 +894,11 @@ export class SandboxEnvironment extends nunjucks.Environment {
             ? unprintable(args[0])
             : undefined;
         if (refused !== undefined) throw new TemplateSandboxError(refused);
+        if (Object.hasOwn(JINJA_FILTERS, name)) return callJinjaFilter(name, JINJA_FILTERS[name], args);
+        if (name === "string" && typeof args[0] === "number") return formatNumber(args[0]);
+        for (const a of args) if (a instanceof JinjaFloat) throw floatRefusal(a, `the filter \`${name}\` does not take here`);
         filterPreflight(name, args, maxChars);
+        if (Object.hasOwn(JINJA_LIST_FILTERS, name)) return callJinjaFilter(name, JINJA_LIST_FILTERS[name], args);
         const made = filterItems(name, args);
         if (made > 0)
           active()
@@ -708,7 +913,7 @@ export class SandboxEnvironment extends nunjucks.Environment {
         return r;
       };
     }
-    for (const name of TEMPLATE_TESTS) self.tests[name] = njTests[name];
+    for (const name of TEMPLATE_TESTS) self.tests[name] = Object.hasOwn(JINJA_TESTS, name) ? JINJA_TESTS[name] : njTests[name];
   }
 
   /** Hands out templates whose render functions use the sandbox runtime (also to includes and imports). */

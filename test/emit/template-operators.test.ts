@@ -3,7 +3,8 @@
  * to something else: it writes a unary operator right before its operand's code (`- - 1` became
  * `--1`: "SyntaxError: Invalid left-hand side expression in prefix operation" without a line, and
  * `- - x` on a variable decremented it), `not` before a comparison (`not a == b` was
- * `(not a) == b`), `~` before a sum (`"x" ~ n - 1` was NaN), `()` as `()`, a test's arguments
+ * `(not a) == b`), `~` next to a sum (`"x" ~ n - 1` was NaN; Jinja joins first, an error: refused
+ * unbracketed), `()` as `()`, a test's arguments
  * without commas, and its parser accepts trees its compiler fails on with a TypeError (`x[]`,
  * `{% set x.y = 1 %}`, `{{ m(1 = 2) }}`) or fails itself without a position (`{{ x not y }}`).
  * Each now renders as in Jinja, or is a template_error at its template line and column from lint
@@ -63,15 +64,17 @@ describe("unary operators, `not` and `~` render as in Jinja", () => {
     ["{{ not 1 == 2 }}", "true"],
     ["{{ not n > 3 }}", "false"],
     ["{% if not n + 1 %}zero{% else %}nonzero{% endif %}", "nonzero"],
-    ['{{ "x" ~ n - 1 }}', "x3"],
-    ['{{ "x" ~ n + 1 ~ "y" }}', "x5y"],
-    ["{{ n ~ 1 + 2 }}", "43"],
-    ["{{ -n ** 2 }}", "16"],
+    ['{{ "x" ~ (n - 1) }}', "x3"],
+    ['{{ "x" ~ (n + 1) ~ "y" }}', "x5y"],
+    ["{{ (-n) ** 2 }},{{ -(n ** 2) }}", "16,-16"],
     ["{{ n is divisibleby(2) }},{{ n is defined }},{{ n is not divisibleby(3) }}", "true,true,true"],
   ])("%s renders %s", (src, out) => {
     expect(render(src, { n: 4 })).toBe(`${out}\n`);
   });
 });
+
+const CONCAT_SUM =
+  '`~` next to `+` or `-` without brackets: Jinja joins first (`"x" ~ n - 1` is `("x" ~ n) - 1`, an error): write `"x" ~ (n - 1)`';
 
 /** [template line 2, message, 1-based column]: each a template_error from lint and from the build. */
 const REFUSED: readonly (readonly [string, string, number])[] = [
@@ -103,6 +106,10 @@ const REFUSED: readonly (readonly [string, string, number])[] = [
   ['{{ helper("a" = 2) }}', "the name before `=` must be a name (ASCII letters, digits and `_`), not a string", 11],
   ['{% macro m("a" = 2) %}{% endmacro %}', "the name before `=` must be a name (ASCII letters, digits and `_`), not a string", 12],
   ["{{ {(1): 2} }}", 'a mapping\'s key must be a name or a string (`{"a": 1}`), not an expression', 5],
+  ['{{ "x" ~ n - 1 }}', CONCAT_SUM, 4],
+  ['{{ "x" ~ n + 1 ~ "y" }}', CONCAT_SUM, 4],
+  ["{{ n ~ 1 + 2 }}", CONCAT_SUM, 4],
+  ["{{ -n ** 2 }}", "`-a ** b` is `(-a) ** b` in Jinja but `-(a ** b)` in Python: write the brackets you mean", 4],
 ];
 
 /** [template line 2, message, 1-based column]: syntax errors where nunjucks' parser failed with a JavaScript error or without a position. */

@@ -17,6 +17,7 @@ import { parseExpression } from "../lang/parser.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
+import { elementTypeHint, elementTypeProblem } from "./element-type.js";
 import { isFunctionName } from "./builtins.js";
 import { checkExpr, NAMESPACES, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
@@ -814,6 +815,7 @@ class SpecChecker {
         }
         elementType = { literal: b.elementType.replace(/\s+/g, "") };
         this.checkBoolElementType(b, elementType.literal);
+        if (WGSL_ELEMENT.has(elementType.literal)) this.checkElementTypeScalar(b, elementType.literal, intermediates);
       }
     } else if (b.kind !== "uniform") {
       // No element type: the tensor's (or intermediate's) element type, a scalar array.
@@ -864,6 +866,38 @@ class SpecChecker {
       `binding \`${b.id}\` holds ${param ? `\`${tensor.name}\` of type ${param.name}, which may be bool` : `bool tensor \`${tensor.name}\``}: ${problem}`,
       b.elementTypeWhere ?? b.where,
       BOOL_ELEMENT_HINT,
+    );
+  }
+
+  /**
+   * A tensor or scratch binding's literal element type has the scalar of the tensor's dtype (for a
+   * type parameter, of at least one of its types: the others are checked when the shader is
+   * rendered, for the assignments a variant that binds it is built for).
+   */
+  private checkElementTypeScalar(b: BindingSpec, literal: string, intermediates: ReadonlyMap<string, string> | undefined): void {
+    let types: readonly string[];
+    let what: string;
+    let param: string | undefined;
+    if (b.kind === "arg") {
+      const tensor = [...this.spec.inputs, ...this.spec.outputs].find((t) => t.name === b.ref);
+      if (!tensor) return;
+      const tc = this.spec.typeConstraints.find((t) => t.name === tensor.dtype);
+      types = tc ? tc.types : [tensor.dtype];
+      param = tc?.name;
+      what = tc ? `\`${tensor.name}\` of type ${tc.name} (${tc.types.join(" or ")})` : `${tensor.dtype} tensor \`${tensor.name}\``;
+    } else if (b.kind === "scratch") {
+      const dtype = intermediates?.get(b.ref ?? "");
+      if (dtype === undefined) return;
+      types = [dtype];
+      what = `${dtype} intermediate \`${b.ref}\``;
+    } else return;
+    const problems = types.map((t) => elementTypeProblem(t, literal));
+    if (problems.some((p) => p === undefined)) return;
+    this.report(
+      "element_type_mismatch",
+      `binding \`${b.id}\` holds ${what}: ${problems[0]}`,
+      b.elementTypeWhere ?? b.where,
+      elementTypeHint(types[0]!, param),
     );
   }
 

@@ -117,6 +117,17 @@ export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?
 }
 
 const WGSL_SCALARS = ["f16", "f32", "i32", "u32"];
+/** For a WGSL scalar name written where an ONNX type belongs (`f16`): which ONNX type to write. */
+function wgslNameHint(t: string): string | undefined {
+  const onnx = Object.keys(ONNX_TO_WGSL).find((o) => o !== "float" && o !== "bool" && ONNX_TO_WGSL[o] === t);
+  return onnx === undefined ? undefined : `\`${t}\` is the WGSL type; dtypes are ONNX type names: write \`${onnx}\``;
+}
+
+/** How to fix a name that is not an ONNX element type kernelc supports. */
+function onnxTypeHint(t: string): string {
+  return wgslNameHint(t) ?? didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`;
+}
+
 const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatMap((v) => WGSL_SCALARS.map((s) => `${v}<${s}>`))]);
 
 /** Names the template context or the Nunjucks sandbox provides beside the derive values (docs/templates.md). */
@@ -939,13 +950,13 @@ class SpecChecker {
     }
     // Type constraints name ONNX types kernelc knows.
     for (const tc of spec.typeConstraints) {
-      for (const t of tc.types) {
+      for (const [n, t] of tc.types.entries()) {
         if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, t))
           this.report(
             "bad_type_constraint",
             `type constraint \`${tc.name}\` names \`${t}\`, which is not an ONNX element type kernelc supports`,
-            tc.where,
-            didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+            tc.typesWhere?.[n] ?? tc.where,
+            onnxTypeHint(t),
           );
       }
     }
@@ -954,8 +965,9 @@ class SpecChecker {
         this.report(
           "unknown_type_param",
           `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX element type kernelc supports`,
-          i.where,
-          didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
+          i.dtypeWhere ?? i.where,
+          wgslNameHint(i.dtype) ??
+            didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
             `declare it under \`typeConstraints\`, or use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
         );
       }
@@ -965,8 +977,8 @@ class SpecChecker {
         this.report(
           "bad_type_constraint",
           `input \`${i.name}\` has storage \`${i.storage}\`, which is not an ONNX element type kernelc supports`,
-          i.where,
-          didYouMean(i.storage, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+          i.storageWhere ?? i.where,
+          onnxTypeHint(i.storage),
         );
     }
     for (const c of spec.attributeConstraints) {

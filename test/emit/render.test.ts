@@ -278,6 +278,13 @@ describe("render errors", () => {
     expect(err.message).toContain("{{ tunables.NOPE }}");
   });
 
+  test("an undefined name or member says which part is missing, with a did-you-mean among what is there", () => {
+    const member = renderError(() => render("member.jinja", { tunables: { WG: 64, NOPES: 1 } }));
+    expect(member.hint).toBe("`tunables` has no `NOPE` (did you mean `NOPES`?); it has 2 names: `WG`, `NOPES`");
+    // A bare name: the context holds only the derive values the template reads, so no guess.
+    expect(renderError(() => render("undef.jinja", { a: 1, misssing: 2 })).hint).toBeUndefined();
+  });
+
   test("a syntax error", () => {
     const err = renderError(() => render("syntax.jinja"));
     expect(err).toMatchObject({ file: "syntax.jinja", line: 3 });

@@ -685,10 +685,16 @@ const HELPER_PREFIXES = ["store_raw2", "store_raw", "store4", "store2", "store",
 
 /**
  * For Tint's "unresolved call target" of an accessor helper (`load_NAME`, `store2_NAME`, …): what
- * is wrong with NAME, as a hint. The helpers exist only for the storage bindings the pass binds, so
+ * is wrong with NAME, as a hint; for its "unresolved value" of a binding of the pass, that the
+ * template does not output the declarations. The helpers exist only for the storage bindings the pass binds, so
  * a typo in NAME or a binding the pass does not list shows up as an unknown function.
  */
-function helperCallHint(message: string, origin: ShaderOrigin): string | undefined {
+function helperCallHint(message: string, origin: ShaderOrigin, body: string): string | undefined {
+  // A binding of the pass that the shader never declares: the template left out the declarations.
+  const value = /unresolved value '(\w+)'/.exec(message)?.[1];
+  const declared = (name: string): boolean => new RegExp(`\\bvar<[^>]*>\\s+${name}\\s*:`).test(body);
+  const undeclared = `the shader declares none of the pass's bindings: output \`{{ env.wgsl.resourceDeclarations }}\` at the top of ${origin.pass.shader}, after only your own \`enable\` directives`;
+  if (value !== undefined) return origin.pass.bindings.some((b) => b.name === value) && !declared(value) ? undeclared : undefined;
   const called = /unresolved call target '(\w+)'/.exec(message)?.[1];
   if (called === undefined) return undefined;
   const prefix = HELPER_PREFIXES.find((p) => called.startsWith(`${p}_`) && called.length > p.length + 1);
@@ -697,6 +703,7 @@ function helperCallHint(message: string, origin: ShaderOrigin): string | undefin
   const { kernel, pass } = origin;
   const storage = pass.bindings.filter((b) => b.kind !== "uniform");
   const bound = storage.map((b) => `\`${b.name}\``).join(", ") || "none";
+  if (storage.some((b) => b.name === name) && !declared(name)) return undeclared;
   if (storage.some((b) => b.name === name))
     return `binding \`${name}\` of pass \`${pass.id}\` has no helper \`${called}\`: store helpers exist only for read-write bindings, the 2- and 4-element ones only for scalar element types, \`raw_\` only for vector ones (docs/f16.md#the-accessor-helpers)`;
   const elsewhere = [...kernel.spec.bindings, ...kernel.variants.flatMap((v) => v.passes.flatMap((p) => p.bindings))].find(
@@ -726,7 +733,7 @@ function tintDiagnostic(
     : `Tint rejects the rendered WGSL: ${trimTintMessage(pr.message)}`;
   const hint = f16
     ? f16Hint(profileHasF16)
-    : (helperCallHint(pr.message, rec.origin) ??
+    : (helperCallHint(pr.message, rec.origin, rec.body) ??
       "fix the template so that the WGSL it renders is valid; the note shows the generated line");
   if (pr.line <= 0) return templateDiagnostic(code, message, templatesDir, { file: rec.origin.pass.shader }, { hint });
   const pos = rec.rendered.mapPosition(pr.line, pr.column);

@@ -149,6 +149,14 @@ describe("build diagnostics, rendered as text", () => {
       '= hint: `load_bias` is a helper of binding `bias`, which pass `p` does not bind: add `"bias"` to the pass\'s `bindings` (its storage bindings: `x`, `y`)',
     );
 
+    // A template without the declarations: the pass's bindings are unknown to Tint.
+    const bare = template({ body: "  store_y(i, load_x(i) * params.alpha);" }).replace("{{ env.wgsl.resourceDeclarations }}", "");
+    const noDecls = await cli(["build"], writeProject({ template: bare }));
+    expect(noDecls.code).toBe(1);
+    expect(noDecls.stderr).toContain(
+      "= hint: the shader declares none of the pass's bindings: output `{{ env.wgsl.resourceDeclarations }}` at the top of scale.wgsl.jinja",
+    );
+
     // A helper the binding does not have: no store helper for a read-only input.
     const readOnly = writeProject({ template: template({ body: "  store_x(i, 0.0);\n  y[i] = x[i] * params.alpha;" }) });
     const o = await cli(["build"], readOnly);

@@ -632,7 +632,10 @@ function toRenderError(
       undefinedOutput && expr !== undefined && context !== undefined ? undefinedPathHint(expr.slice(2, -2).trim(), context) : undefined;
     return new RenderError(message, file, line, column, limit, hint);
   }
-  return new RenderError(message, file, line, column, limit);
+  const pathHint = /^cannot load template |^template not found: /.test(message)
+    ? "name a file inside the templates folder by its path relative to that folder (not to the including template), with `/` between folders, e.g. `lib/constants.wgsl.jinja`"
+    : undefined;
+  return new RenderError(message, file, line, column, limit, pathHint);
 }
 
 /**

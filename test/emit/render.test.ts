@@ -235,6 +235,7 @@ describe("loader confinement", () => {
       const err = renderError(() => render(shader));
       expect(err.message).not.toContain("SECRET");
       expect(err.message).toMatch(/cannot load template/);
+      expect(err.hint).toMatch(/^name a file inside the templates folder by its path relative to that folder/);
       expect(err.file).toBe(shader);
       expect(err.message).not.toMatch(/\n\s+at /);
     },
@@ -251,7 +252,9 @@ describe("loader confinement", () => {
   });
 
   test("a missing template is a RenderError", () => {
-    expect(renderError(() => render("nope.jinja")).message).toMatch(/template not found/);
+    const err = renderError(() => render("nope.jinja"));
+    expect(err.message).toMatch(/template not found/);
+    expect(err.hint).toMatch(/relative to that folder \(not to the including template\)/);
   });
 });
 

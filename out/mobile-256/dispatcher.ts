@@ -1787,12 +1787,10 @@ function plan0(call: PagedAttentionCall): Plan {
     by0 = $q69;
     if (t0.shape.length !== 2) $rank(t0, 2, K0, $q33, $q69);
   }
-  if (t1 === null) {
-  } else {
+  if (t1 !== null) {
     if (t1.dtype !== dt0 || t1.shape.length !== 2) $param(t1, dt0!, by0, "T", 2, K0, $q33, $q49);
   }
-  if (t2 === null) {
-  } else {
+  if (t2 !== null) {
     if (t2.dtype !== dt0 || t2.shape.length !== 2) $param(t2, dt0!, by0, "T", 2, K0, $q33, $q51);
   }
   if (t3 === null) {
@@ -1822,20 +1820,16 @@ function plan0(call: PagedAttentionCall): Plan {
   } else {
     if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", 2, K0, $q33, $q61);
   }
-  if (t8 === null) {
-  } else {
+  if (t8 !== null) {
     if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", 1, K0, $q33, $q82);
   }
-  if (t9 === null) {
-  } else {
+  if (t9 !== null) {
     if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K0, $q34, $q77);
   }
-  if (u3 === null) {
-  } else {
+  if (u3 !== null) {
     if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K0, $q34, $q53);
   }
-  if (u4 === null) {
-  } else {
+  if (u4 !== null) {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K0, $q34, $q55);
   }
   if (dt0 === undefined) dt0 = $q94;
@@ -3034,12 +3028,10 @@ function plan1(call: SparseAttentionCall): Plan {
     by0 = $q69;
     if (t0.shape.length !== 3) $rank(t0, 3, K1, $q33, $q69);
   }
-  if (t1 === null) {
-  } else {
+  if (t1 !== null) {
     if (t1.dtype !== dt0 || t1.shape.length !== 3) $param(t1, dt0!, by0, "T", 3, K1, $q33, $q49);
   }
-  if (t2 === null) {
-  } else {
+  if (t2 !== null) {
     if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", 3, K1, $q33, $q51);
   }
   if (t3 === null) {
@@ -3074,24 +3066,19 @@ function plan1(call: SparseAttentionCall): Plan {
   } else {
     if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", 1, K1, $q33, $q192);
   }
-  if (t9 === null) {
-  } else {
+  if (t9 !== null) {
     if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", 2, K1, $q33, $q194);
   }
-  if (t10 === null) {
-  } else {
+  if (t10 !== null) {
     if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", 2, K1, $q33, $q196);
   }
-  if (t11 === null) {
-  } else {
+  if (t11 !== null) {
     if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", 3, K1, $q34, $q77);
   }
-  if (u3 === null) {
-  } else {
+  if (u3 !== null) {
     if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", 4, K1, $q34, $q186);
   }
-  if (u4 === null) {
-  } else {
+  if (u4 !== null) {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", 4, K1, $q34, $q188);
   }
   if (dt0 === undefined) dt0 = $q94;

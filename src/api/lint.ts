@@ -121,7 +121,11 @@ export function lintPaths(paths: readonly string[], ctx: CheckContext, origin?: 
     const loaded = loadSpecPath(file);
     // Unreadable (or not a regular file, or too large): loadSpecPath reported it.
     if (loaded.text !== undefined) sources.set(file, loaded.text);
-    diagnostics.push(...loaded.diagnostics);
+    // A template (or another file) named on the command line is read as a spec: say what lint takes.
+    const notSpec = file.endsWith(".json")
+      ? undefined
+      : `the file is read as a spec because the command line names it: kernelc lint takes spec files (*.json) and folders of them, and checks each template through the passes that name it`;
+    diagnostics.push(...loaded.diagnostics.map((d) => (notSpec && d.code === "json_syntax" && !d.hint ? { ...d, hint: notSpec } : d)));
     if (!loaded.spec) continue;
     const checked = checkKernel(loaded.spec, ctx);
     diagnostics.push(...checked.diagnostics);

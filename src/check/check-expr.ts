@@ -93,6 +93,13 @@ class ExprChecker {
 
   constructor(private readonly scope: Scope) {}
 
+  /** How to fix a read of an undeclared attribute: a did-you-mean, else the declared attributes. */
+  private unknownAttributeHint(name: string): string {
+    const names = [...this.scope.attrs.keys()];
+    const declared = names.length === 0 ? "the spec declares none" : `declared: ${names.join(", ")}`;
+    return didYouMean(name, names) ?? `declare it under \`attributes\` (${declared})`;
+  }
+
   private problem(code: Code, message: string, span: Span, hint?: string, notePointer?: ExprProblem["notePointer"]): TExpr {
     this.problems.push({ code, message, span, hint, notePointer });
     return { k: "const", value: 0, type: ERROR, span };
@@ -272,14 +279,8 @@ class ExprChecker {
       case "attrs": {
         const a = this.scope.attrs.get(prop);
         if (!a) {
-          const hint = didYouMean(prop, this.scope.attrs.keys());
           return {
-            value: this.problem(
-              "unknown_attribute",
-              `\`${prop}\` is not a declared attribute`,
-              pspan,
-              hint ?? "declare it under `attributes`",
-            ),
+            value: this.problem("unknown_attribute", `\`${prop}\` is not a declared attribute`, pspan, this.unknownAttributeHint(prop)),
           };
         }
         return leaf("attrs", a.type);
@@ -405,12 +406,7 @@ class ExprChecker {
         : this.problem("type_mismatch", "the first argument of `has` must be `attrs`, `present` or `device.features`", nsArg.span, HAS_DOC);
     if (ns.ns === "attrs") {
       if (!this.scope.attrs.has(key))
-        return this.problem(
-          "unknown_attribute",
-          `\`${key}\` is not a declared attribute`,
-          keyArg.span,
-          didYouMean(key, this.scope.attrs.keys()),
-        );
+        return this.problem("unknown_attribute", `\`${key}\` is not a declared attribute`, keyArg.span, this.unknownAttributeHint(key));
       return { k: "hasAttr", name: key, type: BOOL, span: e.span };
     }
     if (ns.ns === "present") {

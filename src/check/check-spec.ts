@@ -17,6 +17,7 @@ import { parseExpression } from "../lang/parser.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
+import { elementTypeHint, elementTypeProblem } from "./element-type.js";
 import { isFunctionName } from "./builtins.js";
 import { checkExpr, NAMESPACES, type ExprProblem, type Scope, type TensorInfo } from "./check-expr.js";
 import type { TExpr } from "../model/ir.js";
@@ -116,6 +117,17 @@ export function deriveEnv(kernel: CheckedKernel, variant?: CheckedVariant, pass?
 }
 
 const WGSL_SCALARS = ["f16", "f32", "i32", "u32"];
+/** For a WGSL scalar name written where an ONNX type belongs (`f16`): which ONNX type to write. */
+function wgslNameHint(t: string): string | undefined {
+  const onnx = Object.keys(ONNX_TO_WGSL).find((o) => o !== "float" && o !== "bool" && ONNX_TO_WGSL[o] === t);
+  return onnx === undefined ? undefined : `\`${t}\` is the WGSL type; dtypes are ONNX type names: write \`${onnx}\``;
+}
+
+/** How to fix a name that is not an ONNX element type kernelc supports. */
+function onnxTypeHint(t: string): string {
+  return wgslNameHint(t) ?? didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`;
+}
+
 const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatMap((v) => WGSL_SCALARS.map((s) => `${v}<${s}>`))]);
 
 /** Names the template context or the Nunjucks sandbox provides beside the derive values (docs/templates.md). */
@@ -814,6 +826,7 @@ class SpecChecker {
         }
         elementType = { literal: b.elementType.replace(/\s+/g, "") };
         this.checkBoolElementType(b, elementType.literal);
+        if (WGSL_ELEMENT.has(elementType.literal)) this.checkElementTypeScalar(b, elementType.literal, intermediates);
       }
     } else if (b.kind !== "uniform") {
       // No element type: the tensor's (or intermediate's) element type, a scalar array.
@@ -867,6 +880,38 @@ class SpecChecker {
     );
   }
 
+  /**
+   * A tensor or scratch binding's literal element type has the scalar of the tensor's dtype (for a
+   * type parameter, of at least one of its types: the others are checked when the shader is
+   * rendered, for the assignments a variant that binds it is built for).
+   */
+  private checkElementTypeScalar(b: BindingSpec, literal: string, intermediates: ReadonlyMap<string, string> | undefined): void {
+    let types: readonly string[];
+    let what: string;
+    let param: string | undefined;
+    if (b.kind === "arg") {
+      const tensor = [...this.spec.inputs, ...this.spec.outputs].find((t) => t.name === b.ref);
+      if (!tensor) return;
+      const tc = this.spec.typeConstraints.find((t) => t.name === tensor.dtype);
+      types = tc ? tc.types : [tensor.dtype];
+      param = tc?.name;
+      what = tc ? `\`${tensor.name}\` of type ${tc.name} (${tc.types.join(" or ")})` : `${tensor.dtype} tensor \`${tensor.name}\``;
+    } else if (b.kind === "scratch") {
+      const dtype = intermediates?.get(b.ref ?? "");
+      if (dtype === undefined) return;
+      types = [dtype];
+      what = `${dtype} intermediate \`${b.ref}\``;
+    } else return;
+    const problems = types.map((t) => elementTypeProblem(t, literal));
+    if (problems.some((p) => p === undefined)) return;
+    this.report(
+      "element_type_mismatch",
+      `binding \`${b.id}\` holds ${what}: ${problems[0]}`,
+      b.elementTypeWhere ?? b.where,
+      elementTypeHint(types[0]!, param),
+    );
+  }
+
   /** The spec's `explain` list names derive entries (top-level, or of a variant or pass); showing one is a use of it. */
   private checkExplainList(variants: readonly CheckedVariant[]): void {
     const known = new Set(this.spec.derive.map((d) => d.name));
@@ -905,13 +950,13 @@ class SpecChecker {
     }
     // Type constraints name ONNX types kernelc knows.
     for (const tc of spec.typeConstraints) {
-      for (const t of tc.types) {
+      for (const [n, t] of tc.types.entries()) {
         if (!Object.prototype.hasOwnProperty.call(ONNX_TO_WGSL, t))
           this.report(
             "bad_type_constraint",
             `type constraint \`${tc.name}\` names \`${t}\`, which is not an ONNX element type kernelc supports`,
-            tc.where,
-            didYouMean(t, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+            tc.typesWhere?.[n] ?? tc.where,
+            onnxTypeHint(t),
           );
       }
     }
@@ -920,8 +965,9 @@ class SpecChecker {
         this.report(
           "unknown_type_param",
           `tensor \`${i.name}\` has dtype \`${i.dtype}\`, which is neither a type constraint nor an ONNX element type kernelc supports`,
-          i.where,
-          didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
+          i.dtypeWhere ?? i.where,
+          wgslNameHint(i.dtype) ??
+            didYouMean(i.dtype, [...spec.typeConstraints.map((t) => t.name), ...Object.keys(ONNX_TO_WGSL)]) ??
             `declare it under \`typeConstraints\`, or use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
         );
       }
@@ -931,8 +977,8 @@ class SpecChecker {
         this.report(
           "bad_type_constraint",
           `input \`${i.name}\` has storage \`${i.storage}\`, which is not an ONNX element type kernelc supports`,
-          i.where,
-          didYouMean(i.storage, Object.keys(ONNX_TO_WGSL)) ?? `use one of ${Object.keys(ONNX_TO_WGSL).join(", ")}`,
+          i.storageWhere ?? i.where,
+          onnxTypeHint(i.storage),
         );
     }
     for (const c of spec.attributeConstraints) {

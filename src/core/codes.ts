@@ -86,6 +86,11 @@ export const CODES = {
     summary:
       "A binding of a bool tensor declares an element type other than u32 (bool tensors are bound as u32 words, 4 elements per word).",
   },
+  element_type_mismatch: {
+    severity: "error",
+    summary:
+      "A tensor or scratch binding declares an element type whose scalar is not the tensor's dtype (an `f32` view of a float16 tensor).",
+  },
   bad_type_constraint: {
     severity: "error",
     summary: "A type constraint, an intermediate or an input's `storage` names an ONNX type kernelc does not support.",

@@ -133,9 +133,13 @@ export function generateKernel(
   // others are written in place.
   const visit = (id: string, dtype: string, rank: number | undefined, optional: boolean, what: string, local: string): void => {
     const args = `${K}, ${str(what)}, ${str(id)}`;
-    w.open(`if (${local} === null)`);
-    if (!optional) w.line(`$missing(${args});`);
-    w.close("} else {");
+    // An optional tensor that is absent needs nothing: no empty `if (t === null) {}` branch.
+    if (optional) w.open(`if (${local} !== null)`);
+    else {
+      w.open(`if (${local} === null)`);
+      w.line(`$missing(${args});`);
+      w.close("} else {");
+    }
     let rankChecked = false;
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;

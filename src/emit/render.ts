@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import path from "node:path";
 import nunjucks from "nunjucks";
+import { didYouMean } from "../core/did-you-mean.js";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
 import { TEMPLATE_NESTING_HINT } from "../check/template-scan.js";
@@ -244,7 +245,7 @@ export class TemplateRenderer {
     try {
       raw = this.env.renderSandboxed(req.shader, context);
     } catch (err) {
-      throw toRenderError(err, req.shader, this.loader.sources);
+      throw toRenderError(err, req.shader, this.loader.sources, context);
     }
     const wgsl = tidyText(raw);
     return new RenderedShader(wgsl, req.shader, () => this.renderInstrumented(req.shader, context));
@@ -556,7 +557,12 @@ interface NunjucksErrorShape {
  * "(path) [Line l, Column c]\n  " once per template it passes through; the innermost prefix names
  * the file where the error happened and is the only one with a line.
  */
-function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string, string>): RenderError {
+function toRenderError(
+  err: unknown,
+  shader: string,
+  sources: ReadonlyMap<string, string>,
+  context?: Readonly<Record<string, unknown>>,
+): RenderError {
   let limit = false;
   let raised = false;
   for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
@@ -625,8 +631,41 @@ function toRenderError(err: unknown, shader: string, sources: ReadonlyMap<string
         : undefinedOutput
           ? `${expr ? `\`${expr}\` is` : "a value the template outputs is"} undefined: every variable and member a template outputs must be in the render context (derive values, tunables, dtypes, device, DISPATCH_FOLD_WIDTH, env)`
           : `${expr ? `\`${expr}\` turns` : "the template turns"} a mapping (an object such as \`tunables\`, \`dtypes\`, \`device\` or \`env\`) into text, which has no meaning in WGSL: print one of its members, such as \`tunables.NAME\``;
+    const hint =
+      undefinedOutput && expr !== undefined && context !== undefined ? undefinedPathHint(expr.slice(2, -2).trim(), context) : undefined;
+    return new RenderError(message, file, line, column, limit, hint);
   }
-  return new RenderError(message, file, line, column, limit);
+  const pathHint = /^cannot load template |^template not found: /.test(message)
+    ? "name a file inside the templates folder by its path relative to that folder (not to the including template), with `/` between folders, e.g. `lib/constants.wgsl.jinja`"
+    : undefined;
+  return new RenderError(message, file, line, column, limit, pathHint);
+}
+
+/**
+ * For a printed member (`env.wgsl.scalar.yy`, `tunables.WGG`) that is undefined: which member is
+ * missing, with a did-you-mean among the members there. Undefined for a bare name (the context
+ * holds only the derive values the template reads, so it cannot tell what a typo meant), for any
+ * other expression, and when the path resolves (the undefined value came from elsewhere).
+ */
+function undefinedPathHint(expr: string, context: Readonly<Record<string, unknown>>): string | undefined {
+  if (!/^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$/.test(expr)) return undefined;
+  const parts = expr.split(".");
+  let at: unknown = context;
+  for (const [i, part] of parts.entries()) {
+    if (at === null || typeof at !== "object" || Array.isArray(at)) return undefined;
+    const obj = at as Record<string, unknown>;
+    if (Object.prototype.hasOwnProperty.call(obj, part) && obj[part] !== undefined) {
+      at = obj[part];
+      continue;
+    }
+    if (i === 0) return undefined;
+    const names = Object.keys(obj).filter((k) => obj[k] !== undefined);
+    const owner = `\`${parts.slice(0, i).join(".")}\``;
+    const guess = didYouMean(part, names);
+    const list = names.length <= 24 ? `: ${names.map((n) => `\`${n}\``).join(", ")}` : "";
+    return `${owner} has no \`${part}\`${guess ? ` (${guess})` : ""}; it has ${names.length} name${names.length === 1 ? "" : "s"}${list}`;
+  }
+  return undefined;
 }
 
 /** The `{{ … }}` expression that starts at a 1-based line and column of a template source, if one does. */

@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { elementTypeHint, elementTypeProblem } from "../check/element-type.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "../check/bool-binding.js";
 import { deriveEnv } from "../check/check-spec.js";
 import { whereLocation } from "../check/locate.js";
@@ -14,6 +15,7 @@ import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Occurrence, Report } from "../core/dedupe.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { sha256Hex } from "../core/hash.js";
+import { didYouMean } from "../core/did-you-mean.js";
 import { LineMap } from "../core/line-map.js";
 import { UNKNOWN } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
@@ -118,13 +120,40 @@ function declBindings(bindings: readonly CheckedBinding[], env: DeriveEnv, isBoo
   });
 }
 
-/** For a tensor that is bool through a type parameter: ` (T = bool)`, else "". */
-function boolBecause(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): string {
-  const dtype =
-    b.kind === "arg"
-      ? [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype
-      : variant.intermediates.find((im) => im.id === b.ref)?.dtype;
-  return dtype !== undefined && Object.hasOwn(dtypes, dtype) ? ` (${dtype} = bool)` : "";
+/** The dtype (or type parameter) a tensor or scratch binding's spec declares, or undefined. */
+function declaredDtype(kernel: CheckedKernel, variant: CheckedVariant, b: CheckedBinding): string | undefined {
+  if (b.kind === "arg") return [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype;
+  if (b.kind === "scratch") return variant.intermediates.find((im) => im.id === b.ref)?.dtype;
+  return undefined;
+}
+
+/** The type parameter a binding's tensor has as its dtype, or undefined. */
+function typeParamOf(
+  kernel: CheckedKernel,
+  variant: CheckedVariant,
+  dtypes: Readonly<Record<string, string>>,
+  b: CheckedBinding,
+): string | undefined {
+  const dtype = declaredDtype(kernel, variant, b);
+  return dtype !== undefined && Object.hasOwn(dtypes, dtype) ? dtype : undefined;
+}
+
+/** For a tensor whose dtype is a type parameter: ` (T = float16)`, else "". */
+function dtypeBecause(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): string {
+  const param = typeParamOf(kernel, variant, dtypes, b);
+  return param === undefined ? "" : ` (${param} = ${dtypes[param]})`;
+}
+
+/** The ONNX type a tensor or scratch binding holds under these dtypes, or undefined. */
+function bindingDtype(
+  kernel: CheckedKernel,
+  variant: CheckedVariant,
+  dtypes: Readonly<Record<string, string>>,
+  b: CheckedBinding,
+): string | undefined {
+  const dtype = declaredDtype(kernel, variant, b);
+  if (dtype === undefined) return undefined;
+  return Object.hasOwn(dtypes, dtype) ? dtypes[dtype] : dtype;
 }
 
 /**
@@ -132,11 +161,7 @@ function boolBecause(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Rea
  * type parameter's assignment) is `bool`, or an intermediate of dtype `bool`.
  */
 function bindsBool(kernel: CheckedKernel, variant: CheckedVariant, dtypes: Readonly<Record<string, string>>, b: CheckedBinding): boolean {
-  let dtype: string | undefined;
-  if (b.kind === "arg") dtype = [...kernel.spec.inputs, ...kernel.spec.outputs].find((t) => t.name === b.ref)?.dtype;
-  else if (b.kind === "scratch") dtype = variant.intermediates.find((im) => im.id === b.ref)?.dtype;
-  if (dtype === undefined) return false;
-  return (Object.hasOwn(dtypes, dtype) ? dtypes[dtype] : dtype) === "bool";
+  return bindingDtype(kernel, variant, dtypes, b) === "bool";
 }
 
 /**
@@ -387,7 +412,7 @@ function renderRequest(
       ctx.reports.push({
         diagnostic: makeDiagnostic(
           "bool_element_type",
-          `binding \`${cb.id}\` of pass \`${pass.id}\` holds bool tensor \`${cb.ref}\`${boolBecause(k, v, req.facts.dtypes, cb)}: ${problem}`,
+          `binding \`${cb.id}\` of pass \`${pass.id}\` holds bool tensor \`${cb.ref}\`${dtypeBecause(k, v, req.facts.dtypes, cb)}: ${problem}`,
           whereLocation(k.spec.file, cb.where),
           { hint: BOOL_ELEMENT_HINT },
         ),
@@ -400,6 +425,23 @@ function renderRequest(
     const known = ctx.declared?.get(declKey);
     decls = known ?? declareResources(bindings, form, { enableF16 });
     if (!known) ctx.declared?.set(declKey, decls);
+    // A binding views the tensor's bytes as its element type (valid, as declared): its scalar must be the dtype's.
+    for (const [i, b] of bindings.entries()) {
+      const cb = pass.bindings[i]!;
+      const dtype = b.type === "uniform" || b.elementType === undefined ? undefined : bindingDtype(k, v, req.facts.dtypes, cb);
+      const problem = dtype === undefined ? undefined : elementTypeProblem(dtype, b.elementType!);
+      if (!problem) continue;
+      ctx.reports.push({
+        diagnostic: makeDiagnostic(
+          "element_type_mismatch",
+          `binding \`${cb.id}\` of pass \`${pass.id}\` holds ${cb.kind === "scratch" ? "intermediate" : "tensor"} \`${cb.ref}\`${dtypeBecause(k, v, req.facts.dtypes, cb)}: ${problem}`,
+          whereLocation(k.spec.file, cb.where),
+          { hint: elementTypeHint(dtype!, typeParamOf(k, v, req.facts.dtypes, cb)) },
+        ),
+        where,
+      });
+      return undefined;
+    }
   } catch (err) {
     ctx.reports.push({
       diagnostic: makeDiagnostic("eval_error", `cannot declare the bindings of pass \`${pass.id}\`: ${(err as Error).message}`, {
@@ -638,6 +680,44 @@ function f16Hint(profileHasF16: boolean): string {
     : 'without shader-f16, f16 bindings are stored as u32 pairs and computed in f32: read and write them through the generated helpers (load_NAME, store_NAME, …), compute in `env.wgsl.scalar.NAME` instead of naming f16, and do not write `enable f16;` (docs/f16.md); a variant that must compute in f16 can say so with `has(device.features, "shader-f16")` in its `when`';
 }
 
+/** The accessor helpers' prefixes (docs/f16.md, docs/templates.md#bool-tensors), longest first so that `store_raw2_x` is not `store_` of `raw2_x`. */
+const HELPER_PREFIXES = ["store_raw2", "store_raw", "store4", "store2", "store", "raw2", "raw", "load4", "load2", "load", "len"];
+
+/**
+ * For Tint's "unresolved call target" of an accessor helper (`load_NAME`, `store2_NAME`, …): what
+ * is wrong with NAME, as a hint; for its "unresolved value" of a binding of the pass, that the
+ * template does not output the declarations. The helpers exist only for the storage bindings the pass binds, so
+ * a typo in NAME or a binding the pass does not list shows up as an unknown function.
+ */
+function helperCallHint(message: string, origin: ShaderOrigin, body: string): string | undefined {
+  // A binding of the pass that the shader never declares: the template left out the declarations.
+  const value = /unresolved value '(\w+)'/.exec(message)?.[1];
+  const declared = (name: string): boolean => new RegExp(`\\bvar<[^>]*>\\s+${name}\\s*:`).test(body);
+  const undeclared = `the shader declares none of the pass's bindings: output \`{{ env.wgsl.resourceDeclarations }}\` at the top of ${origin.pass.shader}, after only your own \`enable\` directives`;
+  if (value !== undefined) return origin.pass.bindings.some((b) => b.name === value) && !declared(value) ? undeclared : undefined;
+  const called = /unresolved call target '(\w+)'/.exec(message)?.[1];
+  if (called === undefined) return undefined;
+  const prefix = HELPER_PREFIXES.find((p) => called.startsWith(`${p}_`) && called.length > p.length + 1);
+  if (prefix === undefined) return undefined;
+  const name = called.slice(prefix.length + 1);
+  const { kernel, pass } = origin;
+  const storage = pass.bindings.filter((b) => b.kind !== "uniform");
+  const bound = storage.map((b) => `\`${b.name}\``).join(", ") || "none";
+  if (storage.some((b) => b.name === name) && !declared(name)) return undeclared;
+  if (storage.some((b) => b.name === name))
+    return `binding \`${name}\` of pass \`${pass.id}\` has no helper \`${called}\`: store helpers exist only for read-write bindings, the 2- and 4-element ones only for scalar element types, \`raw_\` only for vector ones (docs/f16.md#the-accessor-helpers)`;
+  const elsewhere = [...kernel.spec.bindings, ...kernel.variants.flatMap((v) => v.passes.flatMap((p) => p.bindings))].find(
+    (b) => b.name === name && b.kind !== "uniform",
+  );
+  if (elsewhere)
+    return `\`${called}\` is a helper of binding \`${name}\`, which pass \`${pass.id}\` does not bind: add \`"${elsewhere.id}"\` to the pass's \`bindings\` (its storage bindings: ${bound})`;
+  const guess = didYouMean(
+    called,
+    storage.map((b) => `${prefix}_${b.name}`),
+  );
+  return `pass \`${pass.id}\` binds no storage binding named \`${name}\`, so there is no helper \`${called}\`${guess ? ` (${guess})` : ""}; helpers are named after the WGSL names of the pass's bindings: ${bound}`;
+}
+
 /** A Tint error as a diagnostic at the template line (and column) that wrote the offending WGSL. */
 function tintDiagnostic(
   pr: WgslProblem,
@@ -651,7 +731,10 @@ function tintDiagnostic(
   const message = f16
     ? `the rendered WGSL uses f16, which it cannot have ${profileHasF16 ? "here" : "on a profile without shader-f16"}: ${trimTintMessage(pr.message)}`
     : `Tint rejects the rendered WGSL: ${trimTintMessage(pr.message)}`;
-  const hint = f16 ? f16Hint(profileHasF16) : "fix the template so that the WGSL it renders is valid; the note shows the generated line";
+  const hint = f16
+    ? f16Hint(profileHasF16)
+    : (helperCallHint(pr.message, rec.origin, rec.body) ??
+      "fix the template so that the WGSL it renders is valid; the note shows the generated line");
   if (pr.line <= 0) return templateDiagnostic(code, message, templatesDir, { file: rec.origin.pass.shader }, { hint });
   const pos = rec.rendered.mapPosition(pr.line, pr.column);
   const wgslLine = bodyLines[pr.line - 1] ?? "";

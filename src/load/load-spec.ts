@@ -162,9 +162,11 @@ class SpecBuilder {
           ...named(e),
           onnx: asString(need(v, "onnx")),
           dtype: asString(need(v, "dtype")),
+          dtypeWhere: whereOf(need(v, "dtype")),
           rank: optNumber(v, "rank"),
           optional: optBoolean(v, "optional") ?? false,
           storage: optString(v, "storage"),
+          storageWhere: member(v, "storage") === undefined ? undefined : whereOf(member(v, "storage")!),
         };
       }),
       outputs: mapEntries(o, "outputs", (e): OutputSpec => {
@@ -174,6 +176,7 @@ class SpecBuilder {
           ...named(e),
           onnx: asString(need(v, "onnx")),
           dtype: asString(need(v, "dtype")),
+          dtypeWhere: whereOf(need(v, "dtype")),
           rank: optNumber(v, "rank"),
           optional: optBoolean(v, "optional") ?? false,
           shape: shape === undefined ? undefined : exprOf(shape),
@@ -202,6 +205,7 @@ class SpecBuilder {
       typeConstraints: mapEntries(o, "typeConstraints", (e): TypeConstraintSpec => ({
         ...named(e),
         types: asArray(e.value).items.map(asString),
+        typesWhere: asArray(e.value).items.map(whereOf),
       })),
       tunables: mapEntries(o, "tunables", (e): TunableSpec => {
         const v = asObject(e.value);

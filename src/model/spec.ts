@@ -41,14 +41,20 @@ export interface Named {
 export interface InputSpec extends Named {
   readonly onnx: string;
   readonly dtype: string;
+  /** Where the dtype is written. */
+  readonly dtypeWhere?: Where;
   readonly rank?: number;
   readonly optional: boolean;
   readonly storage?: string;
+  /** Where the storage type is written (when there is one). */
+  readonly storageWhere?: Where;
 }
 
 export interface OutputSpec extends Named {
   readonly onnx: string;
   readonly dtype: string;
+  /** Where the dtype is written. */
+  readonly dtypeWhere?: Where;
   readonly rank?: number;
   readonly optional: boolean;
   readonly shape?: ExprSource;
@@ -72,6 +78,8 @@ export interface AttributeConstraintSpec extends Named {
 export interface TypeConstraintSpec extends Named {
   /** ONNX type names, e.g. "float16". */
   readonly types: readonly string[];
+  /** Where each of `types` is written. */
+  readonly typesWhere?: readonly Where[];
 }
 
 export interface TunableSpec extends Named {

@@ -74,6 +74,15 @@ describe("kernelc lint (in-process)", () => {
     );
   });
 
+  it("a template named on the command line is read as a spec, and the hint says what lint takes", async () => {
+    const r = await run(["lint", "--no-render", "specs/PagedAttention.json", "templates/paged-attention.wgsl.jinja"]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^error\[json_syntax\]: .*\n {2}--> templates\/paged-attention\.wgsl\.jinja:/m);
+    expect(r.stderr).toContain(
+      "  = hint: the file is read as a spec because the command line names it: kernelc lint takes spec files (*.json) and folders of them, and checks each template through the passes that name it\n",
+    );
+  });
+
   it("--format json prints a JSON array on stdout with every field", async () => {
     const dir = brokenProject();
     const r = await run(["lint", "--format", "json"], dir);

@@ -126,6 +126,44 @@ describe("build diagnostics, rendered as text", () => {
     expectGolden("wgsl_invalid", r);
   });
 
+  it("wgsl_invalid: an accessor helper of a misspelt binding or of one the pass does not bind says which, and how to fix it", async () => {
+    // A typo in the binding name of a helper: Tint only says the function is unknown.
+    const typo = writeProject({ template: template({ body: "  store_y(i, load_xx(i) * params.alpha);" }) });
+    const r = await cli(["build"], typo);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toContain("wgsl_invalid");
+    expect(r.stderr).toMatch(/unresolved call target 'load_xx'/);
+    expect(r.stderr).toContain(
+      "= hint: pass `p` binds no storage binding named `xx`, so there is no helper `load_xx` (did you mean `load_x`?); helpers are named after the WGSL names of the pass's bindings: `x`, `y`",
+    );
+    expectGolden("wgsl_invalid_helper", r);
+
+    // A binding the spec declares and the pass does not list.
+    const spec = baseSpec();
+    (spec.inputs as { [key: string]: Json }).b = { onnx: "B", dtype: "T", rank: 1 };
+    (spec.bindings as { [key: string]: Json }).bias = { arg: "b", name: "bias" };
+    const unbound = writeProject({ spec, template: template({ body: "  store_y(i, load_x(i) * params.alpha + load_bias(i));" }) });
+    const u = await cli(["build"], unbound);
+    expect(u.code).toBe(1);
+    expect(u.stderr).toContain(
+      '= hint: `load_bias` is a helper of binding `bias`, which pass `p` does not bind: add `"bias"` to the pass\'s `bindings` (its storage bindings: `x`, `y`)',
+    );
+
+    // A template without the declarations: the pass's bindings are unknown to Tint.
+    const bare = template({ body: "  store_y(i, load_x(i) * params.alpha);" }).replace("{{ env.wgsl.resourceDeclarations }}", "");
+    const noDecls = await cli(["build"], writeProject({ template: bare }));
+    expect(noDecls.code).toBe(1);
+    expect(noDecls.stderr).toContain(
+      "= hint: the shader declares none of the pass's bindings: output `{{ env.wgsl.resourceDeclarations }}` at the top of scale.wgsl.jinja",
+    );
+
+    // A helper the binding does not have: no store helper for a read-only input.
+    const readOnly = writeProject({ template: template({ body: "  store_x(i, 0.0);\n  y[i] = x[i] * params.alpha;" }) });
+    const o = await cli(["build"], readOnly);
+    expect(o.code).toBe(1);
+    expect(o.stderr).toMatch(/= hint: binding `x` of pass `p` has no helper `store_x`: store helpers exist only for read-write bindings/);
+  });
+
   it("f16_unavailable: a template that names f16 on a profile without shader-f16 (f16 data packed in u32 pairs)", async () => {
     const spec = baseSpec();
     spec.typeConstraints = { T: ["float16"] };
@@ -212,6 +250,47 @@ describe("build diagnostics, rendered as text", () => {
       /^error\[bool_element_type\]: binding `mask` of pass `p` holds bool tensor `mask` \(M = bool\): .* must be `u32`, not `i32`$/m,
     );
     expectGolden("bool_element_type_derive", g);
+  });
+
+  it("element_type_mismatch: a tensor binding whose element type's scalar is not the tensor's, in the spec or through a derive entry", async () => {
+    // An f32 view of a float16 tensor would read each pair of halves as one float (a new user's
+    // RMSNorm did this and built cleanly): the check reports it at the element type.
+    const spec = baseSpec();
+    spec.typeConstraints = { T: ["float16"] };
+    const dir = writeProject({ spec, template: template({ body: "  y[i] = x[i] * params.alpha;" }) });
+    const r = await cli(["build"], dir);
+    expect(r.code).toBe(1);
+    expect(codesIn(r.stderr)).toEqual(["element_type_mismatch", "element_type_mismatch"]);
+    expect(r.stderr).toMatch(
+      /^error\[element_type_mismatch\]: binding `x` holds `x` of type T \(float16\): its float16 elements are f16 values, and an element type of `f32` would read their bytes as f32$/m,
+    );
+    expect(r.stderr).toMatch(/= hint: leave `elementType` out .* or give one of f16, vec2<f16>, vec3<f16>, vec4<f16>; for every type of T/);
+    expect(r.stderr).toMatch(FRAME);
+    expectGolden("element_type_mismatch", r);
+
+    // Through a derive entry: f32 suits T = float32 but not T = float16, known when the shader is rendered.
+    const generic = baseSpec();
+    generic.typeConstraints = { T: ["float32", "float16"] };
+    (generic.derive as { [key: string]: Json }).elem = '"f32"';
+    const bindings = generic.bindings as { [key: string]: { [key: string]: Json } };
+    bindings.x.elementType = "$elem";
+    bindings.y.elementType = "$elem";
+    const genericDir = writeProject({ spec: generic, template: template({ body: "  y[i] = x[i] * params.alpha;" }) });
+    const g = await cli(["build"], genericDir);
+    expect(g.code).toBe(1);
+    expect(codesIn(g.stderr)).toEqual(["element_type_mismatch"]);
+    expect(g.stderr).toMatch(
+      /^error\[element_type_mismatch\]: binding `x` of pass `p` holds tensor `x` \(T = float16\): .* of `f32` would read their bytes as f32$/m,
+    );
+    expectGolden("element_type_mismatch_derive", g);
+
+    // The scalar of a vector element type counts, and a matching one builds.
+    bindings.x.elementType = "vec4<f32>";
+    generic.typeConstraints = { T: ["float32"] };
+    const okDir = writeProject({ spec: generic, template: template({ body: "  y[i] = x[i].x * params.alpha;" }) });
+    const ok = await cli(["build"], okDir);
+    expect(ok.stderr).not.toContain("element_type_mismatch");
+    expect(ok.code).toBe(0);
   });
 
   it("eval_error: a value computed for the build cannot be used (an element type WGSL does not have)", async () => {

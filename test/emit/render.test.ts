@@ -235,6 +235,7 @@ describe("loader confinement", () => {
       const err = renderError(() => render(shader));
       expect(err.message).not.toContain("SECRET");
       expect(err.message).toMatch(/cannot load template/);
+      expect(err.hint).toMatch(/^name a file inside the templates folder by its path relative to that folder/);
       expect(err.file).toBe(shader);
       expect(err.message).not.toMatch(/\n\s+at /);
     },
@@ -251,7 +252,9 @@ describe("loader confinement", () => {
   });
 
   test("a missing template is a RenderError", () => {
-    expect(renderError(() => render("nope.jinja")).message).toMatch(/template not found/);
+    const err = renderError(() => render("nope.jinja"));
+    expect(err.message).toMatch(/template not found/);
+    expect(err.hint).toMatch(/relative to that folder \(not to the including template\)/);
   });
 });
 
@@ -276,6 +279,13 @@ describe("render errors", () => {
     const err = renderError(() => render("member.jinja", { tunables: { WG: 64 } }));
     expect(err).toMatchObject({ file: "member.jinja", line: 3 });
     expect(err.message).toContain("{{ tunables.NOPE }}");
+  });
+
+  test("an undefined name or member says which part is missing, with a did-you-mean among what is there", () => {
+    const member = renderError(() => render("member.jinja", { tunables: { WG: 64, NOPES: 1 } }));
+    expect(member.hint).toBe("`tunables` has no `NOPE` (did you mean `NOPES`?); it has 2 names: `WG`, `NOPES`");
+    // A bare name: the context holds only the derive values the template reads, so no guess.
+    expect(renderError(() => render("undef.jinja", { a: 1, misssing: 2 })).hint).toBeUndefined();
   });
 
   test("a syntax error", () => {

@@ -23,14 +23,22 @@ import type { CheckedKernel } from "../../src/model/checked.js";
 import type { Call, Plan, TensorDesc } from "../../src/model/plan.js";
 import { loadConfig } from "../../src/plan/config.js";
 import { f16StorageFor } from "../../src/plan/f16-storage.js";
-import { DEFAULT_PROFILES, requiredLimitsFor, type Profile } from "../../src/plan/profiles.js";
+import { DEFAULT_PROFILES, type Profile } from "../../src/plan/profiles.js";
 import { pagedAttentionReference } from "../../src/reference/paged-attention.js";
 import { buildSparseLayout, sparseAttentionReference, visibleKeys } from "../../src/reference/sparse-attention.js";
 import { executePlan } from "../../src/runtime/execute.js";
 import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16 } from "../../src/runtime/f16.js";
 import { PipelineCache } from "../../src/runtime/pipeline-cache.js";
 import * as path from "node:path";
-import { createBuffer, getGpuAdapter, poisonBuffer, readBuffer, uploadBuffer } from "../support/gpu.js";
+import {
+  createBuffer,
+  getGpuAdapter,
+  getProfileDevice as profileDevice,
+  poisonBuffer,
+  readBuffer,
+  uploadBuffer,
+  type ProfileDevice,
+} from "../support/gpu.js";
 import { importDispatcher, repoRoot } from "../support/project-build.js";
 import { instancesForCalls, type CallInstance } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
@@ -345,36 +353,6 @@ async function buildForCases(): Promise<CompileResult> {
 }
 
 // ---------------------------------------------------------------- devices
-
-interface ProfileDevice {
-  readonly device: GPUDevice;
-  /** Limits lowered to what the adapter has, as "name profile→adapter". */
-  readonly clamped: readonly string[];
-}
-
-/** A device with exactly the profile's features and its limits (clamped to the adapter's), compat at the compatibility feature level. */
-async function profileDevice(profile: Profile): Promise<ProfileDevice | undefined> {
-  const adapter = await getGpuAdapter(profile.compatibilityMode ? "compatibility" : "core");
-  if (!adapter) return undefined;
-  const missing = profile.features.filter((f) => !adapter.features.has(f));
-  if (missing.length) throw new Error(`the adapter lacks ${missing.join(", ")}, which profile ${profile.name} has`);
-  const clamped: string[] = [];
-  const requiredLimits: Record<string, number> = {};
-  for (const [name, want] of Object.entries(requiredLimitsFor(profile))) {
-    const has = (adapter.limits as unknown as Record<string, number>)[name];
-    requiredLimits[name] = Math.min(want, has);
-    if (has < want) clamped.push(`${name} ${want}→${has}`);
-  }
-  const device = await adapter.requestDevice({
-    label: `kernelc ${profile.name}`,
-    requiredFeatures: [...profile.features] as GPUFeatureName[],
-    requiredLimits,
-  });
-  device.addEventListener("uncapturederror", (event) => {
-    throw new Error(`uncaptured WebGPU error on ${profile.name}: ${(event as GPUUncapturedErrorEvent).error.message}`);
-  });
-  return { device, clamped };
-}
 
 /** f16 bits as integers ordered like the values they denote (adjacent values differ by 1). */
 function orderedF16(bits: number): number {

@@ -17,6 +17,7 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { requiredLimitsFor, type Profile } from "../../src/plan/profiles.js";
 import { BufferUsage, MapMode } from "../../src/runtime/gpu-constants.js";
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -102,6 +103,36 @@ export async function getGpuDevice(options: GpuDeviceOptions = {}): Promise<GPUD
     errors.push(message);
   });
   return device;
+}
+
+export interface ProfileDevice {
+  readonly device: GPUDevice;
+  /** Limits lowered to what the adapter has, as "name profile→adapter". */
+  readonly clamped: readonly string[];
+}
+
+/** A device with exactly the profile's features and its limits (clamped to the adapter's), compat at the compatibility feature level. */
+export async function getProfileDevice(profile: Profile): Promise<ProfileDevice | undefined> {
+  const adapter = await getGpuAdapter(profile.compatibilityMode ? "compatibility" : "core");
+  if (!adapter) return undefined;
+  const missing = profile.features.filter((f) => !adapter.features.has(f));
+  if (missing.length) throw new Error(`the adapter lacks ${missing.join(", ")}, which profile ${profile.name} has`);
+  const clamped: string[] = [];
+  const requiredLimits: Record<string, number> = {};
+  for (const [name, want] of Object.entries(requiredLimitsFor(profile))) {
+    const has = (adapter.limits as unknown as Record<string, number>)[name];
+    requiredLimits[name] = Math.min(want, has);
+    if (has < want) clamped.push(`${name} ${want}→${has}`);
+  }
+  const device = await adapter.requestDevice({
+    label: `kernelc ${profile.name}`,
+    requiredFeatures: [...profile.features] as GPUFeatureName[],
+    requiredLimits,
+  });
+  device.addEventListener("uncapturederror", (event) => {
+    throw new Error(`uncaptured WebGPU error on ${profile.name}: ${(event as GPUUncapturedErrorEvent).error.message}`);
+  });
+  return { device, clamped };
 }
 
 /** Uncaptured errors of each device getGpuDevice made, in order, until taken by takeUncapturedErrors. */

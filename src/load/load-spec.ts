@@ -4,7 +4,7 @@
  */
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { join, relative, isAbsolute, sep } from "node:path";
-import type { Diagnostic } from "../core/diagnostic.js";
+import { capDiagnostics, type Diagnostic } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { walkFiles } from "../core/walk.js";
 import { InputFileError, readInputFile } from "../core/read-file.js";
@@ -38,6 +38,9 @@ export interface LoadResult {
   readonly text?: string;
 }
 
+/** The most diagnostics one spec file gets from loading: the last one shown says how many more there are. */
+export const MAX_FILE_DIAGNOSTICS = 1000;
+
 /**
  * Parses, validates and models the spec `text` read from `path` (the path is only used in
  * locations). Returns `spec` only when no error was found.
@@ -46,7 +49,7 @@ export function loadSpecFile(path: string, text: string): LoadResult {
   const parsed = parseJson(text, path);
   if (parsed.root === undefined) return { diagnostics: parsed.diagnostics };
   const diagnostics = [...parsed.diagnostics, ...validateSpecTree(parsed.root, path)];
-  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
+  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics: capDiagnostics(diagnostics, MAX_FILE_DIAGNOSTICS) };
   const builder = new SpecBuilder(path);
   const spec = builder.kernel(parsed.root, text);
   diagnostics.push(...builder.diagnostics);

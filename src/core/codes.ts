@@ -43,7 +43,7 @@ export const CODES = {
   reserved_name: {
     severity: "error",
     summary:
-      "A derive entry is named like a namespace, a builtin function, a word of the language or a name templates are given, which it would hide.",
+      "A derive entry is named like a namespace, a builtin function, a word of the language or a name templates are given, which it would hide; or a binding or uniform field name is a WGSL keyword, reserved word or predeclared type.",
   },
   unknown_member: { severity: "error", summary: "Member access outside a namespace's members." },
   forbidden_member: { severity: "error", summary: "Member access to a name reserved by JavaScript (constructor, __proto__, …)." },

@@ -217,7 +217,7 @@ class SpecBuilder {
       }),
       derive: deriveEntries(member(o, "derive")),
       when: conditions(member(o, "when")),
-      bindings: mapEntries(o, "bindings", (e) => this.binding(e.key, e.value)),
+      bindings: mapEntries(o, "bindings", (e) => this.binding(e.key, e.value, named(e).keyWhere)),
       variants: asArray(need(o, "variants")).items.map((v) => this.variant(v)),
       explain: explainList(member(o, "explain")),
     };
@@ -269,14 +269,15 @@ class SpecBuilder {
             ),
           );
         }
-        return { kind: "inline", binding: this.binding(name === undefined ? "" : asString(name), b) };
+        return { kind: "inline", binding: this.binding(name === undefined ? "" : asString(name), b, whereOf(b)) };
       }),
       dispatch: { x: dim("x"), y: dim("y"), z: dim("z") },
       where: whereOf(node),
     };
   }
 
-  private binding(id: string, node: JsonNode): BindingSpec {
+  /** A binding; `keyWhere`: where its id is written (its key under `bindings`), where a name that defaults to it is reported. */
+  private binding(id: string, node: JsonNode, keyWhere: Where): BindingSpec {
     const o = asObject(node);
     const arg = member(o, "arg");
     const scratch = member(o, "scratch");
@@ -284,13 +285,15 @@ class SpecBuilder {
     const ref = arg ?? scratch;
     const elementType = member(o, "elementType");
     const buffer = optString(o, "buffer") as BindingSpec["buffer"];
+    const name = member(o, "name");
     return {
       id,
       where: whereOf(node),
       kind: arg !== undefined ? "arg" : scratch !== undefined ? "scratch" : "uniform",
       ref: ref === undefined ? undefined : asString(ref),
       refWhere: ref === undefined ? undefined : whereOf(ref),
-      name: optString(o, "name") ?? id,
+      name: name === undefined ? id : asString(name),
+      nameWhere: name === undefined ? keyWhere : whereOf(name),
       buffer,
       elementType: elementType === undefined ? undefined : asString(elementType),
       elementTypeWhere: elementType === undefined ? undefined : whereOf(elementType),
@@ -301,8 +304,10 @@ class SpecBuilder {
 
 function uniformField(node: JsonNode): UniformField {
   const o = asObject(node);
+  const name = need(o, "name");
   return {
-    name: asString(need(o, "name")),
+    name: asString(name),
+    nameWhere: whereOf(name),
     type: asString(need(o, "type")) as UniformField["type"],
     value: exprOf(need(o, "value")),
     where: whereOf(node),

@@ -51,3 +51,55 @@ describe("a spec with very many problems", () => {
     expect(r.diagnostics[0]!.code).toBe("json_duplicate_key");
   });
 });
+
+describe("attribute numbers a double cannot hold as written", () => {
+  const load = (attributes: string, constraints = "{}") =>
+    loadSpecFile(
+      "specs/Axpby.json",
+      AXPBY.replace(/"attributes": \{.*\},\n/, `"attributes": ${attributes},\n"attributeConstraints": ${constraints},\n`),
+    );
+
+  it("are schema_value errors at the number: integers past 2^53 - 1, and non-zero numbers that read as 0", () => {
+    const r = load(
+      '{ "alpha": { "default": 9007199254740993 }, "beta": { "default": [1, -9007199254740993] }, "gamma": { "default": 1e-400 } }',
+      '{ "alpha": { "values": [9007199254740993, 18446744073709551616] } }',
+    );
+    expect(r.spec).toBeUndefined();
+    expect(r.diagnostics.map((d) => [d.code, d.location?.pointer, d.message])).toEqual([
+      [
+        "schema_value",
+        "/attributes/alpha/default",
+        "the default of attribute `alpha` `9007199254740993` is not exact: JSON numbers are doubles, which hold integers exactly only up to 2^53 - 1 (9007199254740991), so it would be read as 9007199254740992",
+      ],
+      [
+        "schema_value",
+        "/attributes/beta/default/1",
+        "the default of attribute `beta` `-9007199254740993` is not exact: JSON numbers are doubles, which hold integers exactly only up to 2^53 - 1 (9007199254740991), so it would be read as -9007199254740992",
+      ],
+      [
+        "schema_value",
+        "/attributes/gamma/default",
+        "the default of attribute `gamma` `1e-400` is too small for a double: it would be read as 0",
+      ],
+      [
+        "schema_value",
+        "/attributeConstraints/alpha/values/0",
+        "an allowed value of attribute `alpha` `9007199254740993` is not exact: JSON numbers are doubles, which hold integers exactly only up to 2^53 - 1 (9007199254740991), so it would be read as 9007199254740992",
+      ],
+      [
+        "schema_value",
+        "/attributeConstraints/alpha/values/1",
+        "an allowed value of attribute `alpha` `18446744073709551616` is not exact: JSON numbers are doubles, which hold integers exactly only up to 2^53 - 1 (9007199254740991), so it would be read as 18446744073709551616",
+      ],
+    ]);
+    expect(r.diagnostics[0]!.hint).toBe("use an integer of at most 9007199254740991 in magnitude");
+  });
+
+  it("leave exact ones alone: 2^53 - 1, -0, 0.0, 1e-300, 1.5", () => {
+    const r = load(
+      '{ "alpha": { "default": 9007199254740991 }, "beta": { "default": -0 }, "gamma": { "default": [0.0, 1e-300, 1.5, 0e-999] } }',
+      '{ "alpha": { "values": [-9007199254740991, 9007199254740991] } }',
+    );
+    expect(r.diagnostics).toEqual([]);
+  });
+});

@@ -31,7 +31,7 @@ import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
-import { wgslNameProblem } from "./wgsl-names.js";
+import { uniformStructName, wgslNameProblem } from "./wgsl-names.js";
 import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
 import type {
   BufferType,
@@ -759,6 +759,16 @@ class SpecChecker {
         b.nameWhere,
         `give the binding another \`name\` (e.g. \`${b.name.replace(/^_+/, "")}Buf\`), and use it in the template`,
       );
+    const struct = uniformStructName(b.name);
+    if (!problem && b.kind === "uniform" && (struct === b.name || wgslNameProblem(struct)))
+      this.report(
+        "reserved_name",
+        struct === b.name
+          ? `uniform binding name \`${b.name}\` is also the name of its WGSL struct type (the binding's name with its first letter upper-cased), so the two would collide`
+          : `uniform binding name \`${b.name}\` gives its WGSL struct type the name \`${struct}\` (its first letter upper-cased), which is ${wgslNameProblem(struct)}`,
+        b.nameWhere,
+        "start the binding's name with a lower-case letter (e.g. `params`), and use it in the template",
+      );
     for (const f of b.fields ?? []) {
       const fieldProblem = wgslNameProblem(f.name);
       if (fieldProblem)
@@ -1110,6 +1120,7 @@ class SpecChecker {
     if (pTable.size > 0) this.checkNesting(env);
     const bindings: CheckedBinding[] = [];
     const names = new Map<string, Where>();
+    const structs: { b: BindingSpec; where: Where }[] = [];
     for (const ref of p.bindings) {
       let b: BindingSpec | undefined;
       if (ref.kind === "ref") {
@@ -1138,7 +1149,20 @@ class SpecChecker {
           [{ message: "the first is here", location: whereLocation(this.file, prev) }],
         );
       names.set(b.name, where);
+      if (b.kind === "uniform") structs.push({ b, where });
       bindings.push(this.checkBinding(b, env, interIds));
+    }
+    for (const { b, where } of structs) {
+      const struct = uniformStructName(b.name);
+      const other = names.get(struct);
+      if (other && struct !== b.name)
+        this.report(
+          "duplicate_binding_name",
+          `pass \`${p.id}\` binds uniform \`${b.name}\`, whose WGSL struct type \`${struct}\` has the name of another of its bindings`,
+          where,
+          `rename the other binding (its \`name\`), or this one: kernelc names a uniform's struct type after it, first letter upper-cased`,
+          [{ message: `the binding named \`${struct}\` is here`, location: whereLocation(this.file, other) }],
+        );
     }
     const dispatch = [p.dispatch.x, p.dispatch.y, p.dispatch.z].map((d, i) => {
       const c = this.checkIn(d, env);

@@ -241,3 +241,8 @@ export function wgslNameProblem(name: string): string | undefined {
 export function isWgslIdentifier(name: string): boolean {
   return wgslNameProblem(name) === undefined;
 }
+
+/** The struct type name of a uniform binding: the var name with its first letter upper-cased. */
+export function uniformStructName(varName: string): string {
+  return varName.charAt(0).toUpperCase() + varName.slice(1);
+}

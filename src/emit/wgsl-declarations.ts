@@ -5,10 +5,10 @@
  */
 
 import { boolElementTypeProblem } from "../check/bool-binding.js";
-import { isWgslIdentifier } from "../check/wgsl-names.js";
+import { isWgslIdentifier, uniformStructName } from "../check/wgsl-names.js";
 import type { F16Storage } from "../plan/f16-storage.js";
 
-export { isWgslIdentifier };
+export { isWgslIdentifier, uniformStructName };
 
 /** How a binding is bound: a read-write storage buffer, a read-only one, or the params uniform. */
 export type BufferType = "storage" | "read-only-storage" | "uniform";
@@ -49,11 +49,6 @@ function checkIdentifier(name: unknown, what: string): string {
     );
   }
   return name;
-}
-
-/** The struct type name of a uniform binding: the var name with its first letter upper-cased. */
-export function uniformStructName(varName: string): string {
-  return varName.charAt(0).toUpperCase() + varName.slice(1);
 }
 
 /**

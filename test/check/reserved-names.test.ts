@@ -120,3 +120,47 @@ describe("WGSL names of bindings and uniform fields", () => {
     expect(found[2]!.hint).toBe("rename the field (e.g. `nValue`), and use the new name in the template");
   });
 });
+
+/**
+ * A uniform binding's struct type is named after it, first letter upper-cased (`params` →
+ * `Params`). A binding named `Params` (its struct would be `Params` too), `nULL` (struct `NULL`,
+ * reserved) or a pass binding `params` beside another named `Params` was an eval_error of the build
+ * at the pass ("uniform struct name Params collides with a binding name"), once per variant.
+ */
+describe("WGSL struct names of uniform bindings", () => {
+  const spec = () => {
+    const s = probeSpec();
+    s.bindings = {
+      Params: { struct: [{ name: "n", type: "u32", value: "1" }] },
+      upper: { struct: [{ name: "n", type: "u32", value: "1" }], name: "nULL" },
+      params: { struct: [{ name: "n", type: "u32", value: "1" }] },
+      other: { arg: "x", name: "Params", elementType: "f32" },
+    };
+    s.variants[0].passes[0].bindings = ["Params", "upper"];
+    s.variants[0].passes.push({ ...s.variants[0].passes[0], id: "q", bindings: ["params", "other"] });
+    return s;
+  };
+
+  it("are errors at the binding's name from lint, with a hint", () => {
+    const r = checkSpecObject(spec());
+    const found = r.diagnostics.filter((d) => d.code === "reserved_name" || d.code === "duplicate_binding_name");
+    expect(found.map((d) => [d.code, d.location?.pointer, d.message])).toEqual([
+      [
+        "reserved_name",
+        "/bindings/Params",
+        "uniform binding name `Params` is also the name of its WGSL struct type (the binding's name with its first letter upper-cased), so the two would collide",
+      ],
+      [
+        "reserved_name",
+        "/bindings/upper/name",
+        "uniform binding name `nULL` gives its WGSL struct type the name `NULL` (its first letter upper-cased), which is a WGSL reserved word",
+      ],
+      [
+        "duplicate_binding_name",
+        "/variants/0/passes/1/bindings/0",
+        "pass `q` binds uniform `params`, whose WGSL struct type `Params` has the name of another of its bindings",
+      ],
+    ]);
+    expect(found[0]!.hint).toBe("start the binding's name with a lower-case letter (e.g. `params`), and use it in the template");
+  });
+});

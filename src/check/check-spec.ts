@@ -14,6 +14,7 @@ import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
+import { KEYWORDS } from "../lang/lexer.js";
 import type { Expr } from "../model/ast.js";
 import { ONNX_TO_WGSL } from "../lang/ops.js";
 import { BOOL_ELEMENT_HINT, boolElementTypeProblem } from "./bool-binding.js";
@@ -31,6 +32,7 @@ import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
+import { uniformStructName, wgslNameProblem } from "./wgsl-names.js";
 import { candidateFactors, candidateLimitError, DEFAULT_MAX_CANDIDATES } from "./candidate-limit.js";
 import type {
   BufferType,
@@ -133,7 +135,8 @@ const WGSL_ELEMENT = new Set([...WGSL_SCALARS, ...["vec2", "vec3", "vec4"].flatM
 /** Names the template context or the Nunjucks sandbox provides beside the derive values (docs/templates.md). */
 const TEMPLATE_NAMES = new Set(["env", "DISPATCH_FOLD_WIDTH", "range", "cycler", "joiner", "loop", "caller"]);
 /** Words of the expression language. */
-const EXPR_WORDS = new Set(["and", "or", "not", "if", "else", "true", "false"]);
+/** The words of the expression language (`in`, `is`, `none`, `True`, … too: an entry named `in` failed to parse everywhere it was read). */
+const EXPR_WORDS: ReadonlySet<string> = KEYWORDS;
 
 /**
  * What a derive entry's name would hide, or undefined: a namespace (`tunables.WG` would read the
@@ -753,6 +756,43 @@ class SpecChecker {
 
   private readonly printedReported = new Set<string>();
 
+  /**
+   * A binding's variable name and its uniform fields' names are pasted into WGSL: a keyword,
+   * reserved word or predeclared type (`let`, `fn`, `f32`, `self`), `_` or a `__` name would make
+   * every shader of the pass fail to declare its bindings. Reported where the name is written (the
+   * binding's key when the name defaults to it).
+   */
+  private checkWgslNames(b: BindingSpec): void {
+    const problem = wgslNameProblem(b.name);
+    if (problem)
+      this.report(
+        "reserved_name",
+        `binding name \`${b.name}\` is ${problem}, which cannot name a WGSL variable`,
+        b.nameWhere,
+        `give the binding another \`name\` (e.g. \`${b.name.replace(/^_+/, "")}Buf\`), and use it in the template`,
+      );
+    const struct = uniformStructName(b.name);
+    if (!problem && b.kind === "uniform" && (struct === b.name || wgslNameProblem(struct)))
+      this.report(
+        "reserved_name",
+        struct === b.name
+          ? `uniform binding name \`${b.name}\` is also the name of its WGSL struct type (the binding's name with its first letter upper-cased), so the two would collide`
+          : `uniform binding name \`${b.name}\` gives its WGSL struct type the name \`${struct}\` (its first letter upper-cased), which is ${wgslNameProblem(struct)}`,
+        b.nameWhere,
+        "start the binding's name with a lower-case letter (e.g. `params`), and use it in the template",
+      );
+    for (const f of b.fields ?? []) {
+      const fieldProblem = wgslNameProblem(f.name);
+      if (fieldProblem)
+        this.report(
+          "reserved_name",
+          `uniform field name \`${f.name}\` is ${fieldProblem}, which cannot name a WGSL struct member`,
+          f.nameWhere,
+          `rename the field (e.g. \`${f.name.replace(/^_+/, "")}Value\`), and use the new name in the template`,
+        );
+    }
+  }
+
   private checkBinding(
     b: BindingSpec,
     env: ReadonlyMap<string, CheckedDerive>,
@@ -1017,6 +1057,7 @@ class SpecChecker {
     }
     // Top-level bindings, checked once in the top-level environment for their field values.
     const topBindings = new Map(spec.bindings.map((b) => [b.id, b]));
+    for (const b of spec.bindings) this.checkWgslNames(b);
     // Variants.
     const seenVariants = new Map<string, Where>();
     const variants: CheckedVariant[] = [];
@@ -1125,6 +1166,7 @@ class SpecChecker {
     if (pTable.size > 0) this.checkNesting(env);
     const bindings: CheckedBinding[] = [];
     const names = new Map<string, Where>();
+    const structs: { b: BindingSpec; where: Where }[] = [];
     for (const ref of p.bindings) {
       let b: BindingSpec | undefined;
       if (ref.kind === "ref") {
@@ -1140,6 +1182,7 @@ class SpecChecker {
         }
       } else {
         b = ref.binding;
+        this.checkWgslNames(b);
       }
       const where = ref.kind === "ref" ? ref.where : ref.binding.where;
       const prev = names.get(b.name);
@@ -1152,7 +1195,20 @@ class SpecChecker {
           [{ message: "the first is here", location: whereLocation(this.file, prev) }],
         );
       names.set(b.name, where);
+      if (b.kind === "uniform") structs.push({ b, where });
       bindings.push(this.checkBinding(b, env, interIds));
+    }
+    for (const { b, where } of structs) {
+      const struct = uniformStructName(b.name);
+      const other = names.get(struct);
+      if (other && struct !== b.name)
+        this.report(
+          "duplicate_binding_name",
+          `pass \`${p.id}\` binds uniform \`${b.name}\`, whose WGSL struct type \`${struct}\` has the name of another of its bindings`,
+          where,
+          `rename the other binding (its \`name\`), or this one: kernelc names a uniform's struct type after it, first letter upper-cased`,
+          [{ message: `the binding named \`${struct}\` is here`, location: whereLocation(this.file, other) }],
+        );
     }
     const dispatch = [p.dispatch.x, p.dispatch.y, p.dispatch.z].map((d, i) => {
       const c = this.checkIn(d, env);

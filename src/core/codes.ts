@@ -43,7 +43,7 @@ export const CODES = {
   reserved_name: {
     severity: "error",
     summary:
-      "A derive entry is named like a namespace, a builtin function, a word of the language or a name templates are given, which it would hide.",
+      "A derive entry is named like a namespace, a builtin function, a word of the language or a name templates are given, which it would hide; or a binding or uniform field name is a WGSL keyword, reserved word or predeclared type.",
   },
   unknown_member: { severity: "error", summary: "Member access outside a namespace's members." },
   forbidden_member: { severity: "error", summary: "Member access to a name reserved by JavaScript (constructor, __proto__, …)." },
@@ -66,7 +66,10 @@ export const CODES = {
   unknown_intermediate: { severity: "error", summary: "A scratch binding names an undeclared intermediate." },
   bad_derive_ref: { severity: "error", summary: "A `$name` reference to a derive entry that does not exist or is not a string." },
   duplicate_id: { severity: "error", summary: "Two variants, passes, intermediates or bindings share an id." },
-  duplicate_binding_name: { severity: "error", summary: "Two bindings of one pass have the same WGSL name." },
+  duplicate_binding_name: {
+    severity: "error",
+    summary: "Two bindings of one pass have the same WGSL name, or one has the name of a uniform binding's struct type.",
+  },
   uniform_out_of_range: {
     severity: "error",
     summary: "A uniform field's value is known without a call and is outside its type's range (u32, i32, or a finite f32).",

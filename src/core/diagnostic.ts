@@ -59,3 +59,16 @@ export function sortDiagnostics(diags: readonly Diagnostic[]): Diagnostic[] {
 export function hasErrors(diags: readonly Diagnostic[]): boolean {
   return diags.some((d) => d.severity === "error");
 }
+
+/**
+ * At most `max` of `diags`, in their order: past that, the last one kept carries a note saying
+ * how many more there are. A file of 150,000 unknown fields (a pull request's, under the size
+ * limit) is then 1000 diagnostics, not a flood of output or a `push(...)` past the stack.
+ */
+export function capDiagnostics(diags: readonly Diagnostic[], max: number): readonly Diagnostic[] {
+  if (diags.length <= max) return diags;
+  const last = diags[max - 1]!;
+  const more = diags.length - max;
+  const note: DiagnosticNote = { message: `and ${more} more problems in this file, not shown: fix these and run lint again` };
+  return [...diags.slice(0, max - 1), { ...last, notes: [...last.notes, note] }];
+}

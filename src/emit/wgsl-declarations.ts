@@ -5,7 +5,10 @@
  */
 
 import { boolElementTypeProblem } from "../check/bool-binding.js";
+import { isWgslIdentifier, uniformStructName } from "../check/wgsl-names.js";
 import type { F16Storage } from "../plan/f16-storage.js";
+
+export { isWgslIdentifier, uniformStructName };
 
 /** How a binding is bound: a read-write storage buffer, a read-only one, or the params uniform. */
 export type BufferType = "storage" | "read-only-storage" | "uniform";
@@ -32,238 +35,12 @@ export interface DeclBinding {
   readonly bool?: boolean;
 }
 
-/** WGSL keywords (WGSL spec §15.2): never valid identifiers. */
-const KEYWORDS = [
-  "alias",
-  "break",
-  "case",
-  "const",
-  "const_assert",
-  "continue",
-  "continuing",
-  "default",
-  "diagnostic",
-  "discard",
-  "else",
-  "enable",
-  "false",
-  "fn",
-  "for",
-  "if",
-  "let",
-  "loop",
-  "override",
-  "requires",
-  "return",
-  "struct",
-  "switch",
-  "true",
-  "var",
-  "while",
-];
-
-/** WGSL reserved words (WGSL spec §15.3): never valid identifiers. */
-const RESERVED = [
-  "NULL",
-  "Self",
-  "abstract",
-  "active",
-  "alignas",
-  "alignof",
-  "as",
-  "asm",
-  "asm_fragment",
-  "async",
-  "attribute",
-  "auto",
-  "await",
-  "become",
-  "binding_array",
-  "cast",
-  "catch",
-  "class",
-  "co_await",
-  "co_return",
-  "co_yield",
-  "coherent",
-  "column_major",
-  "common",
-  "compile",
-  "compile_fragment",
-  "concept",
-  "const_cast",
-  "consteval",
-  "constexpr",
-  "constinit",
-  "crate",
-  "debugger",
-  "decltype",
-  "delete",
-  "demote",
-  "demote_to_helper",
-  "do",
-  "dynamic_cast",
-  "enum",
-  "explicit",
-  "export",
-  "extends",
-  "extern",
-  "external",
-  "fallthrough",
-  "filter",
-  "final",
-  "finally",
-  "friend",
-  "from",
-  "fxgroup",
-  "get",
-  "goto",
-  "groupshared",
-  "highp",
-  "impl",
-  "implements",
-  "import",
-  "inline",
-  "instanceof",
-  "interface",
-  "layout",
-  "lowp",
-  "macro",
-  "macro_rules",
-  "match",
-  "mediump",
-  "meta",
-  "mod",
-  "module",
-  "move",
-  "mut",
-  "mutable",
-  "namespace",
-  "new",
-  "nil",
-  "noexcept",
-  "noinline",
-  "nointerpolation",
-  "non_coherent",
-  "noncoherent",
-  "noperspective",
-  "null",
-  "nullptr",
-  "of",
-  "operator",
-  "package",
-  "packoffset",
-  "partition",
-  "pass",
-  "patch",
-  "pixelfragment",
-  "precise",
-  "precision",
-  "premerge",
-  "priv",
-  "protected",
-  "pub",
-  "public",
-  "readonly",
-  "ref",
-  "regardless",
-  "register",
-  "reinterpret_cast",
-  "require",
-  "resource",
-  "restrict",
-  "self",
-  "set",
-  "shared",
-  "sizeof",
-  "smooth",
-  "snorm",
-  "static",
-  "static_assert",
-  "static_cast",
-  "std",
-  "subroutine",
-  "super",
-  "target",
-  "template",
-  "this",
-  "thread_local",
-  "throw",
-  "trait",
-  "try",
-  "type",
-  "typedef",
-  "typeid",
-  "typename",
-  "typeof",
-  "union",
-  "unless",
-  "unorm",
-  "unsafe",
-  "unsized",
-  "use",
-  "using",
-  "varying",
-  "virtual",
-  "volatile",
-  "wgsl",
-  "where",
-  "with",
-  "writeonly",
-  "yield",
-];
-
-/**
- * Predeclared type names. WGSL lets a module-scope declaration shadow them, but a binding named
- * `f32` would break every `array<f32>` after it, so kernelc refuses them too.
- */
-const PREDECLARED_TYPES = [
-  "bool",
-  "f16",
-  "f32",
-  "i32",
-  "u32",
-  "vec2",
-  "vec3",
-  "vec4",
-  "array",
-  "atomic",
-  "ptr",
-  "sampler",
-  "sampler_comparison",
-  "mat2x2",
-  "mat2x3",
-  "mat2x4",
-  "mat3x2",
-  "mat3x3",
-  "mat3x4",
-  "mat4x2",
-  "mat4x3",
-  "mat4x4",
-  ...["vec2", "vec3", "vec4", "mat2x2", "mat2x3", "mat2x4", "mat3x2", "mat3x3", "mat3x4", "mat4x2", "mat4x3", "mat4x4"].flatMap((base) =>
-    ["f", "h", "i", "u"].map((s) => base + s),
-  ),
-];
-
-const FORBIDDEN = new Set<string>([...KEYWORDS, ...RESERVED, ...PREDECLARED_TYPES]);
-
 const SCALARS = ["f16", "f32", "i32", "u32"];
 
 /** Every element type a storage binding may have: the four scalars and their 2-, 3- and 4-vectors. */
 export const ELEMENT_TYPES: ReadonlySet<string> = new Set([...SCALARS, ...SCALARS.flatMap((s) => [2, 3, 4].map((n) => `vec${n}<${s}>`))]);
 
 const UNIFORM_FIELD_TYPES: ReadonlySet<string> = new Set(["u32", "i32", "f32"]);
-
-/**
- * Whether `name` is an identifier kernelc may paste into WGSL: ASCII letters, digits and `_`, not
- * starting with a digit, not `_` alone, not starting with `__` (WGSL reserves those), and not a
- * keyword, reserved word or predeclared type name.
- */
-export function isWgslIdentifier(name: string): boolean {
-  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return false;
-  if (name === "_" || name.startsWith("__")) return false;
-  return !FORBIDDEN.has(name);
-}
 
 function checkIdentifier(name: unknown, what: string): string {
   if (typeof name !== "string" || !isWgslIdentifier(name)) {
@@ -272,11 +49,6 @@ function checkIdentifier(name: unknown, what: string): string {
     );
   }
   return name;
-}
-
-/** The struct type name of a uniform binding: the var name with its first letter upper-cased. */
-export function uniformStructName(varName: string): string {
-  return varName.charAt(0).toUpperCase() + varName.slice(1);
 }
 
 /**

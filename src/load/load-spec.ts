@@ -4,7 +4,7 @@
  */
 import { lstatSync, realpathSync, statSync } from "node:fs";
 import { join, relative, isAbsolute, sep } from "node:path";
-import type { Diagnostic } from "../core/diagnostic.js";
+import { capDiagnostics, type Diagnostic } from "../core/diagnostic.js";
 import { makeDiagnostic } from "../core/codes.js";
 import { walkFiles } from "../core/walk.js";
 import { InputFileError, readInputFile } from "../core/read-file.js";
@@ -38,6 +38,9 @@ export interface LoadResult {
   readonly text?: string;
 }
 
+/** The most diagnostics one spec file gets from loading: the last one shown says how many more there are. */
+export const MAX_FILE_DIAGNOSTICS = 1000;
+
 /**
  * Parses, validates and models the spec `text` read from `path` (the path is only used in
  * locations). Returns `spec` only when no error was found.
@@ -46,7 +49,7 @@ export function loadSpecFile(path: string, text: string): LoadResult {
   const parsed = parseJson(text, path);
   if (parsed.root === undefined) return { diagnostics: parsed.diagnostics };
   const diagnostics = [...parsed.diagnostics, ...validateSpecTree(parsed.root, path)];
-  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics };
+  if (diagnostics.some((d) => d.severity === "error")) return { diagnostics: capDiagnostics(diagnostics, MAX_FILE_DIAGNOSTICS) };
   const builder = new SpecBuilder(path);
   const spec = builder.kernel(parsed.root, text);
   diagnostics.push(...builder.diagnostics);
@@ -218,7 +221,7 @@ class SpecBuilder {
       }),
       derive: deriveEntries(member(o, "derive")),
       when: conditions(member(o, "when")),
-      bindings: mapEntries(o, "bindings", (e) => this.binding(e.key, e.value)),
+      bindings: mapEntries(o, "bindings", (e) => this.binding(e.key, e.value, named(e).keyWhere)),
       variants: asArray(need(o, "variants")).items.map((v) => this.variant(v)),
       explain: explainList(member(o, "explain")),
     };
@@ -270,14 +273,15 @@ class SpecBuilder {
             ),
           );
         }
-        return { kind: "inline", binding: this.binding(name === undefined ? "" : asString(name), b) };
+        return { kind: "inline", binding: this.binding(name === undefined ? "" : asString(name), b, whereOf(b)) };
       }),
       dispatch: { x: dim("x"), y: dim("y"), z: dim("z") },
       where: whereOf(node),
     };
   }
 
-  private binding(id: string, node: JsonNode): BindingSpec {
+  /** A binding; `keyWhere`: where its id is written (its key under `bindings`), where a name that defaults to it is reported. */
+  private binding(id: string, node: JsonNode, keyWhere: Where): BindingSpec {
     const o = asObject(node);
     const arg = member(o, "arg");
     const scratch = member(o, "scratch");
@@ -285,13 +289,15 @@ class SpecBuilder {
     const ref = arg ?? scratch;
     const elementType = member(o, "elementType");
     const buffer = optString(o, "buffer") as BindingSpec["buffer"];
+    const name = member(o, "name");
     return {
       id,
       where: whereOf(node),
       kind: arg !== undefined ? "arg" : scratch !== undefined ? "scratch" : "uniform",
       ref: ref === undefined ? undefined : asString(ref),
       refWhere: ref === undefined ? undefined : whereOf(ref),
-      name: optString(o, "name") ?? id,
+      name: name === undefined ? id : asString(name),
+      nameWhere: name === undefined ? keyWhere : whereOf(name),
       buffer,
       elementType: elementType === undefined ? undefined : asString(elementType),
       elementTypeWhere: elementType === undefined ? undefined : whereOf(elementType),
@@ -302,8 +308,10 @@ class SpecBuilder {
 
 function uniformField(node: JsonNode): UniformField {
   const o = asObject(node);
+  const name = need(o, "name");
   return {
-    name: asString(need(o, "name")),
+    name: asString(name),
+    nameWhere: whereOf(name),
     type: asString(need(o, "type")) as UniformField["type"],
     value: exprOf(need(o, "value")),
     where: whereOf(node),

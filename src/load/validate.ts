@@ -27,6 +27,7 @@ import {
   resolvePointer,
   splitPointer,
   toPlain,
+  type JsonEntry,
   type JsonNode,
 } from "../core/json-source.js";
 
@@ -96,7 +97,7 @@ export function specSchema(): SchemaObject {
  * schema violation, in document order.
  */
 export function validateSpecTree(root: JsonNode, file: string): Diagnostic[] {
-  const forbidden = forbiddenKeyDiagnostics(root, file);
+  const forbidden = [...forbiddenKeyDiagnostics(root, file), ...inexactAttributeNumbers(root, file)];
   const forbiddenPointers = new Set(forbidden.map((d) => d.location?.pointer));
   const plain = toPlain(root);
   // The precompiled validator answers valid or not (the same schema, the same verdict); only an
@@ -146,6 +147,50 @@ function forbiddenKeyDiagnostics(root: JsonNode, file: string): Diagnostic[] {
     }
   }
   return out.sort((a, b) => a.location!.span!.start - b.location!.span!.start);
+}
+
+/**
+ * Attribute values (defaults and constraint `values`) written as numbers a double cannot hold as
+ * written: an integer past 2^53 - 1 (`9007199254740993` reads as 9007199254740992, which the
+ * generated dispatcher would then compare calls against and document as the default), or a
+ * non-zero number so small it reads as 0 (`1e-400`). Numbers elsewhere are range-checked by the
+ * schema or, in expressions, by the parser.
+ */
+function inexactAttributeNumbers(root: JsonNode, file: string): Diagnostic[] {
+  const out: Diagnostic[] = [];
+  const check = (node: JsonNode | undefined, what: string): void => {
+    if (node?.kind === "array") node.items.forEach((item) => check(item, what));
+    if (node?.kind !== "number") return;
+    const integer = /^-?\d+$/.test(node.raw);
+    const message =
+      integer && !Number.isSafeInteger(node.value)
+        ? `${what} \`${node.raw}\` is not exact: JSON numbers are doubles, which hold integers exactly only up to 2^53 - 1 (9007199254740991), so it would be read as ${BigInt(node.value)}`
+        : node.value === 0 && /[1-9]/.test(node.raw.replace(/[eE].*$/, ""))
+          ? `${what} \`${node.raw}\` is too small for a double: it would be read as 0`
+          : undefined;
+    if (message)
+      out.push(
+        makeDiagnostic(
+          "schema_value",
+          message,
+          { file, span: node.span, pointer: node.pointer },
+          {
+            hint: integer
+              ? "use an integer of at most 9007199254740991 in magnitude"
+              : "write 0, or a number of at least 5e-324 in magnitude",
+          },
+        ),
+      );
+  };
+  const entries = (key: string): readonly JsonEntry[] => {
+    const m = root.kind === "object" ? root.entries.find((e) => e.key === key)?.value : undefined;
+    return m?.kind === "object" ? m.entries : [];
+  };
+  const field = (node: JsonNode, key: string): JsonNode | undefined =>
+    node.kind === "object" ? node.entries.find((e) => e.key === key)?.value : undefined;
+  for (const e of entries("attributes")) check(field(e.value, "default"), `the default of attribute \`${e.key}\``);
+  for (const e of entries("attributeConstraints")) check(field(e.value, "values"), `an allowed value of attribute \`${e.key}\``);
+  return out;
 }
 
 /** Converts Ajv errors whose instancePath is relative to `prefix` into diagnostics. */

@@ -97,6 +97,8 @@ export interface UniformField {
   readonly type: "u32" | "i32" | "f32";
   readonly value: ExprSource;
   readonly where: Where;
+  /** Where `name` is written. */
+  readonly nameWhere: Where;
 }
 
 /** A binding as declared (top-level `bindings` or inline in a pass). */
@@ -110,6 +112,8 @@ export interface BindingSpec {
   readonly refWhere?: Where;
   /** WGSL variable name; defaults to the binding id. */
   readonly name: string;
+  /** Where `name` is written; for a name that defaults to the id, where the binding's key is. */
+  readonly nameWhere: Where;
   /** Explicit buffer binding type, else inferred. */
   readonly buffer?: "storage" | "read-only-storage" | "uniform";
   /** WGSL element type or `$deriveName` reference. */

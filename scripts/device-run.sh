@@ -77,6 +77,12 @@ export KERNELC_VK_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json XDG_R
 export KERNELC_DAWN_FLAGS="enable-dawn-features=vulkan_enable_f16_on_nvidia disable-dawn-features=timestamp_quantization"
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
+# The paged bench on shapes $2 with the pin sets $3 (and the template folders $4, if given), ROUNDS rounds (3)
+# to $OUT/$1; prints its rows without the per-round figures.
+paged_rows() {
+  env BENCH_ROUNDS="${ROUNDS:-3}" BENCH_SHAPES="$2" BENCH_PINS="$3" ${4:+BENCH_TEMPLATES=$4} \
+    node bench/gpu/attention.mjs paged --out "$OUT/$1" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
+}
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(tests bench torch)
 for what in "${steps[@]}"; do
@@ -127,10 +133,8 @@ for what in "${steps[@]}"; do
            # workgroups (8 KV heads x S splits); the attention pass's time steps up where a second wave begins.
            s1=""; s4=""
            for S in 66 99 116 132 148 165 198 231 264 330 396; do s1="$s1,1x$((32 * S))x16"; s4="$s4,1x$((128 * S))x16"; done
-           BENCH_ROUNDS=3 BENCH_SHAPES=${s1#,} BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-waves-1.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
-           BENCH_ROUNDS=3 BENCH_SHAPES=${s4#,} BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":128}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-waves-4.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+           paged_rows bench-waves-1.json "${s1#,}" '[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]'
+           paged_rows bench-waves-4.json "${s4#,}" '[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":128}]' ;;
     clocks) # The SM and memory clocks while the small and large decode shapes run (nvidia-smi every 20 ms):
            # whether the small shapes' runs keep the GPU at its full clock. $OUT/clocks.csv, $OUT/clocks.log
            nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu,power.draw --format=csv,noheader -lms 20 > "$OUT/clocks.csv" &
@@ -149,20 +153,16 @@ for what in "${steps[@]}"; do
            # whose K, V or K and V rows come from cache row 0 (nok, nov, nokv; L1 hits): 1 tile a workgroup at
            # 4 workgroups per SM, and the two small decode shapes; $OUT/bench-bisect-{1,small}.json
            dirs=$(node bench/experiments/template-variants.mjs noloop nok nov nokv) || exit 1
-           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x2112x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-bisect-1.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/'
-           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=1x32768x16,8x4096x16 BENCH_PINS='[{}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-bisect-small.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+           paged_rows bench-bisect-1.json 1x2112x16 '[{"SPLIT_TARGET_WORKGROUPS":100000,"MAX_SPLITS":4096,"SPLIT_MIN_KEYS":32}]' "templates,$dirs"
+           paged_rows bench-bisect-small.json 1x32768x16,8x4096x16 '[{}]' "templates,$dirs" ;;
     ahead4) # A whole tile of K in flight: the templates against ahead4 / ahead4late (bench/experiments/
            # template-variants.mjs) on the small decode shapes and two large ones; $OUT/bench-ahead4.json
            dirs=$(node bench/experiments/template-variants.mjs ahead4 ahead4late) || exit 1
-           BENCH_ROUNDS=${AHEAD4_ROUNDS:-3} BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=${AHEAD4_SHAPES:-1x32768x16,8x4096x16,64x4096x16,32x16384x32} BENCH_PINS=${AHEAD4_PINS:-'[{}]'} \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-ahead4.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+           ROUNDS=${AHEAD4_ROUNDS:-3} paged_rows bench-ahead4.json "${AHEAD4_SHAPES:-1x32768x16,8x4096x16,64x4096x16,32x16384x32}" "${AHEAD4_PINS:-[{\}]}" "templates,$dirs" ;;
     variants) # The templates against any template-variants.mjs variants (VARIANTS="a b ..."), on VARIANT_SHAPES
            # (default: the two small decode shapes and 64 x 4096, bs 16), 3 rounds; $OUT/bench-variants.json
            dirs=$(node bench/experiments/template-variants.mjs ${VARIANTS:?VARIANTS names the variants}) || exit 1
-           BENCH_ROUNDS=3 BENCH_TEMPLATES=templates,$dirs BENCH_SHAPES=${VARIANT_SHAPES:-1x32768x16,8x4096x16,64x4096x16} BENCH_PINS='[{}]' \
-             node bench/gpu/attention.mjs paged --out "$OUT/bench-variants.json" 2>&1 | grep -v Warning | grep "^paged" | sed 's/(rounds.*passes scatter/| scatter/' ;;
+           paged_rows bench-variants.json "${VARIANT_SHAPES:-1x32768x16,8x4096x16,64x4096x16}" '[{}]' "templates,$dirs" ;;
     sweep) BENCH_SHAPES=1x4096x16,1x8192x16,1x16384x16,1x32768x16,1x65536x16 BENCH_PINS='[{"SPLIT_TARGET_WORKGROUPS":1024,"MAX_SPLITS":128,"SPLIT_MIN_KEYS":16}]' \
              node bench/gpu/attention.mjs paged --out "$OUT/bench-sweep.json" 2>&1 | grep -v Warning | tee "$OUT/bench-sweep.log" ;;
     fewsplits) BENCH_SHAPES=64x4096x16,64x4096x32,32x16384x16 BENCH_PINS='[{},{"MAX_SPLITS":1},{"MAX_SPLITS":2,"SPLIT_MIN_KEYS":64},{"MAX_SPLITS":3,"SPLIT_MIN_KEYS":64}]' \

@@ -57,15 +57,7 @@ const edits = {
   // ahead3 (same results, same traffic): loads three chunks ahead instead of two, so with four
   // chunks a tile (4 query heads per KV head) all of a tile's K rows are in flight when it starts and
   // its V rows are issued at chunk 1; 16 more registers a lane for the fourth K buffer.
-  ahead3: (f) => {
-    const p = `${f}/paged-attention-row.wgsl.jinja`;
-    let text = fs.readFileSync(p, "utf8");
-    const set = '{% set AHEAD = 1 if entryMode == "key" else pagedRowAhead %}';
-    const check = "{% if pagedRowAhead != 1 and pagedRowAhead != 2 %}";
-    if (!text.includes(set) || !text.includes(check)) throw new Error("ahead3: anchors not found");
-    text = text.replace(set, '{% set AHEAD = 1 if entryMode == "key" else 3 %}').replace(check, "{% if false %}");
-    fs.writeFileSync(p, text);
-  },
+  ahead3: (f) => aheadN(f, 3),
   // ahead4 (same results, same traffic): with four chunks a tile, every K row of the next tile is
   // issued right after this tile's softmax (before its V fold), and a tile's V rows at its chunk 0
   // (ahead4) or its last chunk (ahead4late): a whole tile of K in flight per workgroup while it folds.

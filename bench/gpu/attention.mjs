@@ -168,6 +168,37 @@ function heat(enc, buffer) {
   pass.end();
 }
 
+/**
+ * Submits one compute pass dispatching `pipeline` with bind group `bg` over each of `counts`
+ * workgroups (timestamped with `tw` when given), after the heater pass on `heated` when given.
+ */
+function submitProbe(pipeline, bg, counts, tw, heated) {
+  const enc = device.createCommandEncoder();
+  if (heated) heat(enc, heated);
+  const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
+  pass.setPipeline(pipeline);
+  pass.setBindGroup(0, bg);
+  for (const n of counts) pass.dispatchWorkgroups(n);
+  pass.end();
+  device.queue.submit([enc.finish()]);
+}
+
+/** The median of 200 timed runs of `submit(tw)` (a probe's pass), after 300 ms of untimed ones. */
+async function medianProbeMs(submit) {
+  for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
+    for (let k = 0; k < 20; k++) submit(undefined);
+    await device.queue.onSubmittedWorkDone();
+  }
+  const times = [];
+  await timedRuns(
+    200,
+    2,
+    async (o) => submit({ querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
+    (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
+  );
+  return median(times);
+}
+
 // 1b. The timing floor: compute passes whose dispatches do nothing (a workgroup that writes one word
 // only if a storage word it reads holds a value it never holds), timed exactly as the attention passes are (timestamps at
 // the pass's beginning and end, runs submitted back to back): a pass without dispatches, one dispatch of 1 or 1024 32-lane
@@ -185,16 +216,6 @@ async function timingFloor() {
   });
   const pipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
   const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: [{ binding: 0, resource: { buffer: flag } }] });
-  const encode = (counts, tw, hot) => {
-    const enc = device.createCommandEncoder();
-    if (hot) heat(enc, flag);
-    const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
-    pass.setPipeline(pipeline);
-    pass.setBindGroup(0, bg);
-    for (const n of counts) pass.dispatchWorkgroups(n);
-    pass.end();
-    device.queue.submit([enc.finish()]);
-  };
   const cases = [
     { name: "no dispatch", counts: [] },
     { name: "one dispatch, 1 workgroup", counts: [1] },
@@ -204,18 +225,8 @@ async function timingFloor() {
   const out = [];
   for (const hot of [true, false])
     for (const c of cases) {
-      for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
-        for (let k = 0; k < 20; k++) encode(c.counts, undefined, hot);
-        await device.queue.onSubmittedWorkDone();
-      }
-      const times = [];
-      await timedRuns(
-        200,
-        2,
-        async (o) => encode(c.counts, { querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }, hot),
-        (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
-      );
-      out.push({ ...c, name: hot ? c.name : `${c.name} (GPU otherwise idle)`, ms: median(times) });
+      const ms = await medianProbeMs((tw) => submitProbe(pipeline, bg, c.counts, tw, hot ? flag : undefined));
+      out.push({ ...c, name: hot ? c.name : `${c.name} (GPU otherwise idle)`, ms });
     }
   flag.destroy();
   return [...out, ...(await memoryLatency()), ...(await codeProbes())];
@@ -266,28 +277,7 @@ override STEPS: u32 = 0u;
           { binding: 1, resource: { buffer: state } },
         ],
       });
-      const encode = (tw) => {
-        const enc = device.createCommandEncoder();
-        heat(enc, state);
-        const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
-        pass.setPipeline(pipeline);
-        pass.setBindGroup(0, bg);
-        pass.dispatchWorkgroups(1);
-        pass.end();
-        device.queue.submit([enc.finish()]);
-      };
-      for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
-        for (let k = 0; k < 20; k++) encode();
-        await device.queue.onSubmittedWorkDone();
-      }
-      const times = [];
-      await timedRuns(
-        200,
-        2,
-        async (o) => encode({ querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
-        (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
-      );
-      ms[steps] = median(times);
+      ms[steps] = await medianProbeMs((tw) => submitProbe(pipeline, bg, [1], tw, state));
     }
     chain.destroy();
     state.destroy();
@@ -336,28 +326,7 @@ async function codeProbes() {
     const entries = [{ binding: 0, resource: { buffer: data } }];
     if (code.includes("count.x")) entries.push({ binding: 1, resource: { buffer: count } });
     const bg = device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
-    const encode = (tw) => {
-      const enc = device.createCommandEncoder();
-      heat(enc, data);
-      const pass = enc.beginComputePass(tw ? { timestampWrites: tw } : {});
-      pass.setPipeline(pipeline);
-      pass.setBindGroup(0, bg);
-      pass.dispatchWorkgroups(1);
-      pass.end();
-      device.queue.submit([enc.finish()]);
-    };
-    for (const warmUntil = performance.now() + 300; performance.now() < warmUntil;) {
-      for (let k = 0; k < 20; k++) encode();
-      await device.queue.onSubmittedWorkDone();
-    }
-    const times = [];
-    await timedRuns(
-      200,
-      2,
-      async (o) => encode({ querySet, beginningOfPassWriteIndex: o, endOfPassWriteIndex: o + 1 }),
-      (t, o) => times.push((t[o + 1] - t[o]) / 1e6),
-    );
-    ms.push(median(times));
+    ms.push(await medianProbeMs((tw) => submitProbe(pipeline, bg, [1], tw, data)));
   }
   data.destroy();
   count.destroy();

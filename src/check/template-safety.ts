@@ -242,49 +242,40 @@ export const TEMPLATE_FILTERS: readonly string[] = [
   "wordcount",
 ];
 
-/** Tests (`x is NAME`) a template may use. */
-export const TEMPLATE_TESTS: readonly string[] = [
-  "defined",
-  "undefined",
-  "none",
-  "null",
-  "number",
-  "string",
-  "odd",
-  "even",
-  "divisibleby",
-  "equalto",
-  "eq",
-  "sameas",
-  "ne",
-  "ge",
-  "gt",
-  "greaterthan",
-  "le",
-  "lt",
-  "lessthan",
-  "truthy",
-  "falsy",
-  "iterable",
-  "mapping",
-  "lower",
-  "upper",
-];
+/** Tests (`x is NAME`) a template may use, each with whether it takes an argument (`n is divisibleby(4)`). */
+const TEST_TAKES_ARGUMENT: Readonly<Record<string, boolean>> = {
+  defined: false,
+  undefined: false,
+  none: false,
+  null: false,
+  number: false,
+  string: false,
+  odd: false,
+  even: false,
+  divisibleby: true,
+  equalto: true,
+  eq: true,
+  sameas: true,
+  ne: true,
+  ge: true,
+  gt: true,
+  greaterthan: true,
+  le: true,
+  lt: true,
+  lessthan: true,
+  truthy: false,
+  falsy: false,
+  iterable: false,
+  mapping: false,
+  lower: false,
+  upper: false,
+};
 
-/** The tests of TEMPLATE_TESTS that take an argument (`n is divisibleby(4)`); the others take none. */
-const TESTS_WITH_ARGUMENT: ReadonlySet<string> = new Set([
-  "divisibleby",
-  "equalto",
-  "eq",
-  "sameas",
-  "ne",
-  "ge",
-  "gt",
-  "greaterthan",
-  "le",
-  "lt",
-  "lessthan",
-]);
+/** Tests (`x is NAME`) a template may use. */
+export const TEMPLATE_TESTS: readonly string[] = Object.keys(TEST_TAKES_ARGUMENT);
+
+/** The tests of TEMPLATE_TESTS that take an argument; the others take none. */
+const TESTS_WITH_ARGUMENT: ReadonlySet<string> = new Set(TEMPLATE_TESTS.filter((t) => TEST_TAKES_ARGUMENT[t]));
 
 /** The only global a template sees, besides the render context: a bounded `range`. */
 export const TEMPLATE_GLOBALS: readonly string[] = ["range"];

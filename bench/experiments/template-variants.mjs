@@ -17,6 +17,7 @@
 // - ahead3: three chunks ahead (see below).
 // - nok, nov, nokv: K / V / both rows read from cache row 0 (see below).
 // - loadsfirst: each chunk's loads issued before its own K rows are converted (see below).
+// - l2pfk, l2pfv, l2pfkv, l2pf2k, l2pf2kv: sector prefetch into L2 (see below).
 // Usage: node bench/experiments/template-variants.mjs <name>...; writes .exp-<name>/ and prints the
 // folder list for BENCH_TEMPLATES.
 import * as fs from "node:fs";
@@ -82,6 +83,18 @@ const edits = {
     if (!loads.startsWith("{% if c + AHEAD < GP %}")) throw new Error("loadsfirst: the load block was not found");
     fs.writeFileSync(p, text.slice(0, start) + loads + convert + text.slice(loadsEnd));
   },
+  // l2pfk, l2pfv, l2pfkv (same results, same traffic): with the next tile's first K rows, each lane
+  // also reads one word of each 32-byte sector of the next tile's later K rows (chunks from AHEAD on;
+  // l2pfk), of its V rows (l2pfv) or both (l2pfkv), and folds the words into a sink one tile later:
+  // the sectors come into L2 a tile before the real loads ask for them, for one register a word
+  // instead of a row's worth. The sink reaches the result only for an impossible params.scale.
+  l2pfk: (f) => l2Prefetch(f, ["key"]),
+  l2pfv: (f) => l2Prefetch(f, ["value"]),
+  l2pfkv: (f) => l2Prefetch(f, ["key", "value"]),
+  // l2pf2k, l2pf2kv: the same two tiles ahead (all of that tile's K rows; and its V rows), the block
+  // entries of the tile after next loaded at each tile's start.
+  l2pf2k: (f) => l2Prefetch(f, ["key"], 2),
+  l2pf2kv: (f) => l2Prefetch(f, ["key", "value"], 2),
   pad2k: (f) => pad(f, 128),
   pad8k: (f) => pad(f, 512),
   pad16k: (f) => pad(f, 1024),
@@ -109,6 +122,45 @@ function aheadN(f, n, vAt) {
   if (!text.includes(set) || !text.includes(check) || !text.includes(vSet)) throw new Error(`ahead${n}: anchors not found`);
   text = text.replace(set, `{% set AHEAD = 1 if entryMode == "key" else ${n} %}`).replace(check, "{% if false %}");
   if (vAt) text = text.replace(vSet, `{% set V_AT = (GP - AHEAD) if GP > AHEAD else (${vAt}) %}`);
+  fs.writeFileSync(p, text);
+}
+function l2Prefetch(f, which, ahead = 1) {
+  const p = `${f}/paged-attention-row.wgsl.jinja`;
+  let text = fs.readFileSync(p, "utf8");
+  const loop = "  for (var tile_start = key_begin; tile_start < key_end;";
+  const phase1 = "    // Phase 1: scores, chunk by chunk.\n";
+  const fold = '{% endif %}\n    {{ rowPart("fold", G, W, headSize, ST) | trim | indent(4) }}';
+  const sums = '  {{ rowPart("sums", G, W, headSize) | trim | indent(2) }}';
+  if (![loop, phase1, fold, sums].every((a) => text.includes(a))) throw new Error("l2pf: anchors not found");
+  const entries = '{% for e in range(((W / blockSize) | int) if entryMode == "multi" else 1) %}\n';
+  // One tile ahead: the next tile's row bases nb{e}, which the shipped template computes there;
+  // two tiles ahead: the block entries of the tile after next, loaded at this tile's start.
+  let bases = "nb";
+  let entryLoads = "";
+  if (ahead === 2) {
+    bases = "pfb";
+    entryLoads =
+      entries +
+      "    let pf_entry{{ e }} = block_entry(b, (tile_start + {{ 2 * STEP }}u) / BLOCK_SIZE + {{ e }}u, max_blocks);\n{% endfor %}\n";
+  }
+  // Groups of 4 rows (one word per sector: lane / 8 picks the row, lane % 8 the sector).
+  let decl = "  var pf_sink = 0u;\n";
+  let body = "    // Sector prefetch of later tiles' rows (one word a sector), consumed a tile later.\n";
+  if (ahead === 2)
+    body += entries + "    let pfb{{ e }} = row_base(pf_entry{{ e }}, tile_start + {{ 2 * STEP }}u, kv_head, num_blocks);\n{% endfor %}\n";
+  for (const w of which) {
+    const from = w === "key" && ahead === 1 ? "(AHEAD * KC / 4) | int" : "0";
+    decl += `{% for i in range(${from}, (W / 4) | int) %}\n  var pf_${w}{{ i }} = 0u;\n{% endfor %}\n`;
+    body +=
+      `{% for i in range(${from}, (W / 4) | int) %}\n` +
+      `    pf_sink ^= pf_${w}{{ i }};\n` +
+      `    pf_${w}{{ i }} = bitcast<vec2<u32>>(load_${w}_cache((${bases}{{ ((i * 4) / blockSize) | int if entryMode == "multi" else 0 }} + ` +
+      `({{ (i * 4) % blockSize }}u + lane / 8u) * {{ kvNumHeads }}u) * 32u + (lane % 8u) * 4u)).x;\n{% endfor %}\n`;
+  }
+  text = text.replace(loop, decl + loop);
+  text = text.replace(phase1, phase1 + entryLoads);
+  text = text.replace(fold, body + fold);
+  text = text.replace(sums, "  l_part += select(0.0, 1.0, pf_sink == 0x9e3779b9u && params.scale == -12345.0);\n" + sums);
   fs.writeFileSync(p, text);
 }
 function cacheRow0(f, which) {

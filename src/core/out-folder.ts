@@ -476,8 +476,10 @@ export interface InPlaceResult {
  * written with its new hash (merged with an earlier unfinished update's), so that an interruption
  * at any later point leaves only entries the audit recognizes; then each new or changed file is
  * written beside itself and renamed over (a reader never sees a partly written file), shaders first
- * and build-info.json last; files of the previous build no longer built (listed in `previous`) and
- * folders left empty are removed; the pending record goes last. Files are not flushed one by one.
+ * and build-info.json last; files no longer built (listed in `previous`, or in an earlier
+ * unfinished update's pending record), the temporary files an interrupted update left (`provenTemp`)
+ * and folders left empty are removed; the pending record goes last, since it is what proves those
+ * leftovers kernelc's. Files are not flushed one by one.
  * Every file of `files` must carry kernelc's generated-file mark (else it throws before writing).
  */
 export function updateInPlace(
@@ -492,7 +494,11 @@ export function updateInPlace(
     const have = current.files.get(rel);
     return !have || !have.equals(Buffer.from(files.get(rel)!, "utf8"));
   });
-  const stale = Object.keys(previous).filter((rel) => !files.has(rel) && current.files.has(rel));
+  const earlier = readPending(outDir) ?? {};
+  const listed = (rel: string): boolean => Object.hasOwn(previous, rel) || Object.hasOwn(earlier, rel);
+  const stale = [...current.files.keys()].filter(
+    (rel) => !files.has(rel) && rel !== PENDING && (listed(rel) || provenTemp(rel, current.files.get(rel)!, earlier)),
+  );
   const leftPending = current.files.has(PENDING);
   if (changed.length === 0 && stale.length === 0) {
     if (leftPending) fs.rmSync(path.join(outDir, PENDING), { force: true });
@@ -500,7 +506,6 @@ export function updateInPlace(
   }
   assertWritable(outDir, current);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o777 });
-  const earlier = readPending(outDir) ?? {};
   const pending: Record<string, string[]> = {};
   for (const [rel, hs] of Object.entries(earlier)) pending[rel] = [...hs];
   for (const rel of changed) {

@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { sha256Hex } from "../core/hash.js";
 import { KERNELC_VERSION } from "../core/version.js";
 import { walkFiles } from "../core/walk.js";
-import { BUILD_INFO, buildInfoDigest, buildInfoText, carriesGeneratedMark, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
+import { BUILD_INFO, buildInfoBound, buildInfoText, carriesGeneratedMark, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
 import type { LoadedConfig } from "../plan/config.js";
 
 export { BUILD_INFO, readBuildInfo, type BuildInfo, type OnDiskTree } from "../core/out-folder.js";
@@ -128,8 +128,8 @@ function hashFile(file: string): string {
  */
 export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): string[] {
   const problems: string[] = [...tree.unexpected];
-  if (info.digest !== undefined && info.digest !== buildInfoDigest(info.inputs, info.files))
-    problems.push(`${BUILD_INFO} was edited (its digest does not match)`);
+  if (!buildInfoBound(info))
+    problems.push(`${BUILD_INFO} was edited (${info.digest === undefined ? "it has no digest" : "its digest does not match"})`);
   for (const [rel, want] of Object.entries(info.files)) {
     const have = tree.files.get(rel);
     if (!have) problems.push(`${rel} is missing`);
@@ -143,7 +143,7 @@ export function verifyAgainstBuildInfo(tree: OnDiskTree, info: BuildInfo): strin
 
 /** Whether the tree on disk is exactly the build of these inputs: its build-info matches, with a valid digest, and every file is as written. */
 export function upToDate(tree: OnDiskTree, info: BuildInfo | undefined, hash: string): boolean {
-  return info !== undefined && info.inputs === hash && info.digest !== undefined && verifyAgainstBuildInfo(tree, info).length === 0;
+  return info !== undefined && info.inputs === hash && verifyAgainstBuildInfo(tree, info).length === 0;
 }
 
 /**

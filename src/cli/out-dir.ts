@@ -22,6 +22,7 @@ import {
   auditDiagnostics,
   auditTree,
   BUILD_INFO,
+  buildInfoBound,
   lstatOrUndefined,
   MARKER,
   PENDING,
@@ -196,7 +197,7 @@ export function checkOwnership(target: OutTarget): Ownership {
   if (!info) return refuse(`it has no ${MARKER} marker and no ${BUILD_INFO} of kernelc`);
   // A marker that is all that is missing (out/ copied without its dotfiles), from a folder that
   // matches a build-info.json whose digest binds it: every file is proven kernelc's all the same.
-  const markerOnly = info.digest !== undefined && Object.hasOwn(info.files, MARKER);
+  const markerOnly = buildInfoBound(info) && Object.hasOwn(info.files, MARKER);
   const problems = verifyAgainstBuildInfo(readTreeStrict(target.dir), info).filter((p) => !(markerOnly && p === `${MARKER} is missing`));
   if (problems.length > 0)
     refuse(

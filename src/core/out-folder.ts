@@ -8,13 +8,18 @@
  * only what it can prove it wrote: a file whose bytes hash to what build-info.json or the pending
  * record says kernelc wrote there, and whose content carries kernelc's generated-file mark naming
  * that very path (`carriesGeneratedMark`, core/generated-mark.ts). The records alone prove nothing:
- * they are plain files in out/ that anyone can write (the digest is a checksum, not a secret), so
- * a record that lists a user's own file with its real hash, or a copy of a generated file under
- * another name, must not make that file kernelc's. Nor does a record make a folder kernelc's: a
- * folder is removed only once kernelc has removed its own files from it and it is empty; an empty
- * folder found in out/ is not kernelc's. Anything else in the folder (a file, folder, symbolic link
- * or special file it did not write, or a file of its own edited since) stops the build before it
- * changes anything, with a diagnostic naming the path.
+ * they are plain files in out/ that anyone can write, so a record that lists a user's own file with
+ * its real hash, or a copy of a generated file under another name, must not make that file
+ * kernelc's. Each record carries a digest binding every path it lists to its hash, and a record
+ * without a digest that binds it proves nothing: a record edited by hand or by a tool (an entry
+ * added with `sha256sum`'s hash, the digest dropped) is refused. The digest is not a secret (the
+ * output folder is committed and shared, so no one user's key can sign it): whoever recomputes it
+ * as kernelc does can still forge a record, and with it make kernelc take a file whose mark they
+ * also edited to name its own path for kernelc's; docs/config.md states that residual risk. Nor
+ * does a record make a folder kernelc's: a folder is removed only once kernelc has removed its own
+ * files from it and it is empty; an empty folder found in out/ is not kernelc's. Anything else in
+ * the folder (a file, folder, symbolic link or special file it did not write, or a file of its own
+ * edited since) stops the build before it changes anything, with a diagnostic naming the path.
  */
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
@@ -55,7 +60,7 @@ export interface BuildInfo {
   readonly inputs: string;
   /** Every other file of the folder → the SHA-256 of its content. */
   readonly files: Readonly<Record<string, string>>;
-  /** Binds `inputs` and `files` together (folders written before it have none). */
+  /** Binds `inputs` and `files` together: kernelc writes it into every build-info.json, and one without it (or whose digest does not bind it) proves nothing. */
   readonly digest?: string;
 }
 
@@ -146,7 +151,27 @@ export function lstatOrUndefined(p: string): fs.Stats | undefined {
   }
 }
 
-/** The pending record's hashes (path → every hash an unfinished update may have left there), or undefined when absent or not kernelc's shape. */
+/** The digest that binds a pending record's paths to their hashes. */
+export function pendingDigest(files: Readonly<Record<string, readonly string[]>>): string {
+  return sha256Hex(
+    `kernelc pending v1\0${JSON.stringify(
+      Object.keys(files)
+        .sort()
+        .map((f) => [f, files[f]]),
+    )}`,
+  );
+}
+
+/** The text of a pending record: who wrote it, every path an update is about to write with its hashes, and the digest. */
+export function pendingText(generatedBy: string, files: Readonly<Record<string, readonly string[]>>): string {
+  return stableJson({ generatedBy, files, digest: pendingDigest(files) });
+}
+
+/**
+ * The pending record's hashes (path → every hash an unfinished update may have left there), or
+ * undefined when absent, not kernelc's shape, or without the digest that binds its entries (a
+ * record edited by hand or forged proves nothing: the record itself is then not kernelc's).
+ */
 export function readPending(dir: string): Readonly<Record<string, readonly string[]>> | undefined {
   try {
     const file = path.join(dir, PENDING);
@@ -159,7 +184,7 @@ export function readPending(dir: string): Readonly<Record<string, readonly strin
 
 function parsePending(text: string): Record<string, readonly string[]> | undefined {
   try {
-    const rec = JSON.parse(text) as { generatedBy?: unknown; files?: unknown };
+    const rec = JSON.parse(text) as { generatedBy?: unknown; files?: unknown; digest?: unknown };
     if (!rec || typeof rec !== "object" || typeof rec.generatedBy !== "string" || !rec.generatedBy.startsWith("kernelc ")) return undefined;
     if (!rec.files || typeof rec.files !== "object" || Array.isArray(rec.files)) return undefined;
     const out: Record<string, readonly string[]> = Object.create(null) as Record<string, readonly string[]>;
@@ -167,7 +192,7 @@ function parsePending(text: string): Record<string, readonly string[]> | undefin
       if (!Array.isArray(hs) || !hs.every((h) => typeof h === "string")) return undefined;
       out[rel] = hs as string[];
     }
-    return out;
+    return rec.digest === pendingDigest(out) ? out : undefined;
   } catch {
     return undefined;
   }
@@ -175,9 +200,10 @@ function parsePending(text: string): Record<string, readonly string[]> | undefin
 
 /**
  * Whether `bytes`, found at `rel` in an output folder, carry the mark of the file kernelc generates
- * there: the marker's exact text; build-info.json and the pending record (top level) of kernelc's
- * shape; a shader or module (`.wgsl`, `.ts`, `.js`) whose first line is kernelc's header naming
- * `rel` (`// Generated by kernelc <version> as <rel> from …. Do not edit.`); a JSON file whose
+ * there: the marker's exact text; build-info.json of kernelc's shape and the pending record of
+ * kernelc's shape with its digest (top level); a shader or module (`.wgsl`, `.ts`, `.js`) whose
+ * first line is kernelc's header naming `rel` (`// Generated by kernelc <version> as <rel> from ….
+ * Do not edit.`); a JSON file whose
  * first key is `"generatedBy": "kernelc <version> as <rel> from …"` (JSON has no comments: keys are
  * written sorted, and `generatedBy` sorts first among each file's keys). Any other name or content
  * is not kernelc's, whatever its records say: a record is a file anyone can write, and listing a
@@ -221,16 +247,38 @@ export interface OutAudit {
   readonly unmarked: readonly { readonly path: string; readonly records: readonly string[]; readonly names?: string | null }[];
 }
 
+/** Whether build-info.json has the digest kernelc writes into every one, binding its inputs hash and every file's hash. */
+export function buildInfoBound(info: BuildInfo): boolean {
+  return info.digest === buildInfoDigest(info.inputs, info.files);
+}
+
+/**
+ * Whether `rel` is a temporary file of an in-place update that kernelc can prove it wrote: named as
+ * `writeAtomic` names them, beside a target that the pending record (`pending`, whose digest binds
+ * it) lists with this very content's hash, and carrying kernelc's mark for that target; or a
+ * temporary file of the pending record itself, holding a pending record with its digest. Only the
+ * pending record counts (an update writes it before any temporary file, and removes it last): a
+ * copy of a generated file named like a temporary file is not kernelc's, whatever build-info.json lists.
+ */
+function provenTemp(rel: string, bytes: Buffer, pending: Readonly<Record<string, readonly string[]>> | undefined): boolean {
+  const temp = TEMP_FILE.exec(path.posix.basename(rel));
+  if (!temp) return false;
+  const target = path.posix.join(path.posix.dirname(rel), temp[1]!);
+  if (target === PENDING) return parsePending(bytes.toString("utf8")) !== undefined;
+  return pending !== undefined && (pending[target] ?? []).includes(sha256Hex(bytes)) && carriesGeneratedMark(target, bytes);
+}
+
 /**
  * Tells kernelc's entries of a folder from the rest. An entry is kernelc's when it is a regular
  * file whose hash is the one build-info.json (`info`) or the pending record lists for its path and
  * whose content carries kernelc's generated-file mark for that path (`carriesGeneratedMark`), the
- * marker with kernelc's text, build-info.json itself, the pending record, or a temporary file of an
- * in-place update holding exactly the content pending for its target (with that target's mark). A
- * folder is kernelc's only through the files of kernelc's it holds: an empty one is not, even on
- * the path of a file a record lists (a record proves nothing; kernelc removes only the folders it
- * empties of its own files). A listed file that is missing is fine. Without `info` only a lone
- * marker is kernelc's.
+ * marker with kernelc's text, build-info.json itself, the pending record (with its digest), or a
+ * temporary file of an in-place update holding exactly the content the pending record lists for its
+ * target (with that target's mark; `provenTemp`). build-info.json without the digest that binds it
+ * is `modified`: its entries prove nothing. A folder is kernelc's only through the files of
+ * kernelc's it holds: an empty one is not, even on the path of a file a record lists (a record
+ * proves nothing; kernelc removes only the folders it empties of its own files). A listed file that
+ * is missing is fine. Without `info` only a lone marker is kernelc's.
  */
 export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending?: Readonly<Record<string, readonly string[]>>): OutAudit {
   const foreign: string[] = [];
@@ -238,9 +286,9 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
   const unmarked: { path: string; records: string[]; names?: string | null }[] = [];
   const listed = (rel: string): boolean =>
     (info !== undefined && Object.hasOwn(info.files, rel)) || (pending !== undefined && Object.hasOwn(pending, rel));
-  const known = (rel: string, hash: string): boolean =>
-    (info !== undefined && info.files[rel] === hash) || (pending !== undefined && (pending[rel] ?? []).includes(hash));
-  if (info?.digest !== undefined && info.digest !== buildInfoDigest(info.inputs, info.files)) modified.push(BUILD_INFO);
+  const inPending = (rel: string, hash: string): boolean => pending !== undefined && (pending[rel] ?? []).includes(hash);
+  const known = (rel: string, hash: string): boolean => (info !== undefined && info.files[rel] === hash) || inPending(rel, hash);
+  if (info !== undefined && !buildInfoBound(info)) modified.push(BUILD_INFO);
   for (const [rel, bytes] of tree.files) {
     if (rel === BUILD_INFO && info !== undefined) continue;
     if (rel === PENDING && pending !== undefined) continue;
@@ -251,10 +299,7 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
         const names = markedPath(rel, bytes.toString("utf8"));
         unmarked.push({
           path: rel,
-          records: [
-            ...(info !== undefined && info.files[rel] === hash ? [BUILD_INFO] : []),
-            ...(pending !== undefined && (pending[rel] ?? []).includes(hash) ? [PENDING] : []),
-          ],
+          records: [...(info !== undefined && info.files[rel] === hash ? [BUILD_INFO] : []), ...(inPending(rel, hash) ? [PENDING] : [])],
           ...(names !== undefined ? { names } : {}),
         });
       }
@@ -264,12 +309,7 @@ export function auditTree(tree: OnDiskTree, info: BuildInfo | undefined, pending
       if (!bytes.equals(Buffer.from(MARKER_TEXT, "utf8"))) modified.push(rel);
       continue;
     }
-    const temp = TEMP_FILE.exec(path.posix.basename(rel));
-    if (temp) {
-      const target = path.posix.join(path.posix.dirname(rel), temp[1]!);
-      if (known(target, hash) && carriesGeneratedMark(target, bytes)) continue;
-      if (target === PENDING && parsePending(bytes.toString("utf8")) !== undefined) continue;
-    }
+    if (provenTemp(rel, bytes, pending)) continue;
     foreign.push(rel);
   }
   const ancestors = new Set<string>();
@@ -368,7 +408,7 @@ export function auditDiagnostics(audit: OutAudit, shown: string, dir: string): D
       rel === BUILD_INFO
         ? makeDiagnostic(
             "out_modified",
-            `${shown}/${BUILD_INFO} was edited after kernelc wrote it: it is kernelc's record of the files it wrote, so kernelc can no longer tell its files from your edits, and nothing in ${shown}/ was changed`,
+            `${shown}/${BUILD_INFO} was edited after kernelc wrote it (it has no digest, or its digest does not bind the hashes it lists: kernelc writes one into every ${BUILD_INFO}): it is kernelc's record of the files it wrote, so kernelc can no longer tell its files from your edits or your own files, and nothing in ${shown}/ was changed`,
             { file: dir },
             { hint: `copy any file of ${shown}/ that you edited elsewhere, then delete ${shown}/ and rebuild` },
           )
@@ -436,8 +476,10 @@ export interface InPlaceResult {
  * written with its new hash (merged with an earlier unfinished update's), so that an interruption
  * at any later point leaves only entries the audit recognizes; then each new or changed file is
  * written beside itself and renamed over (a reader never sees a partly written file), shaders first
- * and build-info.json last; files of the previous build no longer built (listed in `previous`) and
- * folders left empty are removed; the pending record goes last. Files are not flushed one by one.
+ * and build-info.json last; files no longer built (listed in `previous`, or in an earlier
+ * unfinished update's pending record), the temporary files an interrupted update left (`provenTemp`)
+ * and folders left empty are removed; the pending record goes last, since it is what proves those
+ * leftovers kernelc's. Files are not flushed one by one.
  * Every file of `files` must carry kernelc's generated-file mark (else it throws before writing).
  */
 export function updateInPlace(
@@ -452,7 +494,11 @@ export function updateInPlace(
     const have = current.files.get(rel);
     return !have || !have.equals(Buffer.from(files.get(rel)!, "utf8"));
   });
-  const stale = Object.keys(previous).filter((rel) => !files.has(rel) && current.files.has(rel));
+  const earlier = readPending(outDir) ?? {};
+  const listed = (rel: string): boolean => Object.hasOwn(previous, rel) || Object.hasOwn(earlier, rel);
+  const stale = [...current.files.keys()].filter(
+    (rel) => !files.has(rel) && rel !== PENDING && (listed(rel) || provenTemp(rel, current.files.get(rel)!, earlier)),
+  );
   const leftPending = current.files.has(PENDING);
   if (changed.length === 0 && stale.length === 0) {
     if (leftPending) fs.rmSync(path.join(outDir, PENDING), { force: true });
@@ -460,14 +506,13 @@ export function updateInPlace(
   }
   assertWritable(outDir, current);
   fs.mkdirSync(outDir, { recursive: true, mode: 0o777 });
-  const earlier = readPending(outDir) ?? {};
   const pending: Record<string, string[]> = {};
   for (const [rel, hs] of Object.entries(earlier)) pending[rel] = [...hs];
   for (const rel of changed) {
     const h = sha256Hex(files.get(rel)!);
     pending[rel] = [...new Set([...(pending[rel] ?? []), h])];
   }
-  writeAtomic(outDir, PENDING, stableJson({ generatedBy, files: pending }));
+  writeAtomic(outDir, PENDING, pendingText(generatedBy, pending));
   const order = changed.sort((a, b) => writeRank(a) - writeRank(b) || (a < b ? -1 : a > b ? 1 : 0));
   for (const rel of order) if (rel !== BUILD_INFO) writeAtomic(outDir, rel, files.get(rel)!);
   const emptied = new Set<string>();

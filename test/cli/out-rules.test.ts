@@ -7,6 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildInfoDigest } from "../../src/core/out-folder.js";
 import { kernelc, makeProject, removeProjects, snapshot, touchTemplate } from "./out-project.js";
 
 afterAll(removeProjects);
@@ -219,7 +220,6 @@ describe("an existing folder kernelc did not write is never replaced", () => {
 
   it("a user's folder (no marker) holding a copy of a generated file under another name, listed in a forged build-info.json, is refused", async () => {
     const { sha256Hex } = await import("../../src/core/hash.js");
-    const { buildInfoDigest } = await import("../../src/core/out-folder.js");
     const root = makeProject();
     expect((await kernelc(["build"], root)).code).toBe(0);
     // A copy of out/ without its dotfiles (kernelc's, were it not for the copy inside it).
@@ -241,15 +241,23 @@ describe("an existing folder kernelc did not write is never replaced", () => {
     await expectRefused(root, ["--out", "mine", "--force"], "out_not_ours", /core\/dispatcher\.backup\.ts lacks/);
   });
 
-  it("a legacy out/ (no marker) whose build-info.json matches every file is accepted and gets the marker", async () => {
+  it("an out/ without the marker whose build-info.json matches every file is accepted and gets the marker, only while its digest binds it", async () => {
     const root = makeProject();
     expect((await kernelc(["build", "--profile", "core"], root)).code).toBe(0);
-    // What builds before the marker wrote: no marker, no digest.
     fs.rmSync(path.join(root, "out/.kernelc-out"));
     const infoFile = path.join(root, "out/build-info.json");
-    const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { files: Record<string, string>; digest?: string };
+    const info = JSON.parse(fs.readFileSync(infoFile, "utf8")) as { inputs: string; files: Record<string, string>; digest?: string };
     delete info.files[".kernelc-out"];
+    // Without the digest kernelc writes into every build-info.json, the record proves nothing.
     delete info.digest;
+    fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
+    await expectRefused(
+      root,
+      ["--profile", "core"],
+      "out_not_ours",
+      /not exactly the build its build-info\.json describes \(build-info\.json was edited \(it has no digest\)\)/,
+    );
+    info.digest = buildInfoDigest(info.inputs, info.files);
     fs.writeFileSync(infoFile, JSON.stringify(info, null, 2) + "\n");
     const r = await kernelc(["build", "--profile", "core"], root);
     expect(r.stderr).toMatch(/wrote out\//);
@@ -287,7 +295,6 @@ describe("an existing folder kernelc did not write is never replaced", () => {
 
   it("a user's folder (no marker) with a build-info.json forged to list its files with their real hashes is refused", async () => {
     const { sha256Hex } = await import("../../src/core/hash.js");
-    const { buildInfoDigest } = await import("../../src/core/out-folder.js");
     const root = makeProject();
     const out = path.join(root, "out");
     fs.mkdirSync(path.join(out, "notes"), { recursive: true });
@@ -307,7 +314,7 @@ describe("an existing folder kernelc did not write is never replaced", () => {
         root,
         [],
         "out_not_ours",
-        /not exactly the build its build-info\.json describes \(notes\/todo\.md lacks kernelc's generated-file mark for its path; helpers\.ts lacks/,
+        /not exactly the build its build-info\.json describes \((?:build-info\.json was edited \(it has no digest\); )?notes\/todo\.md lacks kernelc's generated-file mark for its path; helpers\.ts lacks/,
       );
       await expectRefused(root, ["--force"], "out_not_ours", /helpers\.ts lacks kernelc's generated-file mark for its path/);
     }

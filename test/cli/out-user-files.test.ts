@@ -6,16 +6,26 @@
  * and out/ byte for byte as before. A deleted generated file is restored. An interrupted in-place
  * update (watch, Vite) is still recognized as kernelc's through its pending record. Leftovers beside
  * out/ are removed only when every entry in them is provably kernelc's. The records prove nothing
- * alone: a user's file listed with its real hash in a forged build-info.json (with or without the
- * digest) or pending record lacks kernelc's generated-file mark, and a copy of a generated file
- * under another name carries a mark naming the original's path, not its own: either is reported
- * and kept. Nor does a record make an empty folder kernelc's: kernelc removes only the folders it
+ * alone: a record without the digest kernelc writes into it (an entry added by hand, the digest
+ * dropped) proves nothing, even for a copy of a generated file whose mark was edited to name the
+ * copy's own path; a user's file listed with its real hash in a forged build-info.json (with or
+ * without the digest) or pending record lacks kernelc's generated-file mark, and a copy of a
+ * generated file under another name carries a mark naming the original's path, not its own:
+ * either is reported and kept. A file named like a temporary file of an update is kernelc's only
+ * when the pending record lists its very content. Nor does a record make an empty folder kernelc's: kernelc removes only the folders it
  * empties of its own files.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { buildInfoDigest, carriesGeneratedMark, MARKER_TEXT, readTreeStrict, updateInPlace } from "../../src/core/out-folder.js";
+import {
+  buildInfoDigest,
+  carriesGeneratedMark,
+  MARKER_TEXT,
+  pendingText,
+  readTreeStrict,
+  updateInPlace,
+} from "../../src/core/out-folder.js";
 import { UserError } from "../../src/core/diagnostic.js";
 import { sha256Hex } from "../../src/core/hash.js";
 import { BUILD_INFO_BY, withBuildInfo } from "../../src/cli/build-info.js";
@@ -63,10 +73,28 @@ function forgeMissing(out: string, rel: string, hash: string): void {
 /** The first shader file of out/, as "shaders/<id>.wgsl". */
 const firstShader = (out: string): string => `shaders/${fs.readdirSync(path.join(out, "shaders")).sort()[0]!}`;
 
-/** Writes a pending record (of an in-place update) into out/ that lists `rels` with their real hashes. */
-function forgePending(out: string, rels: readonly string[]): void {
+/**
+ * Writes a pending record (of an in-place update) into out/ that lists `rels` with their real
+ * hashes: with the digest computed as kernelc does, or without one (as by hand).
+ */
+function forgePending(out: string, rels: readonly string[], withDigest = true): void {
   const files = Object.fromEntries(rels.map((rel) => [rel, [sha256Hex(fs.readFileSync(path.join(out, rel)))]]));
-  fs.writeFileSync(path.join(out, ".kernelc-pending.json"), JSON.stringify({ generatedBy: "kernelc 0.1.0; do not edit", files }, null, 2));
+  const by = "kernelc 0.1.0; do not edit";
+  fs.writeFileSync(
+    path.join(out, ".kernelc-pending.json"),
+    withDigest ? pendingText(by, files) : JSON.stringify({ generatedBy: by, files }, null, 2),
+  );
+}
+
+/**
+ * The text of out/`from` with its generated-file mark edited to name `as` instead: a user's copy of
+ * a generated file whose mark was changed by hand to name the copy's own path.
+ */
+function markedCopy(out: string, from: string, as: string): string {
+  const text = fs.readFileSync(path.join(out, from), "utf8");
+  const edited = text.replace(` as ${from} from `, ` as ${as} from `);
+  expect(edited).not.toBe(text);
+  return `${edited}export const mine = 1;\n`;
 }
 
 /** Something a user does to out/, what kernelc must say about it, and how to undo it. */
@@ -227,6 +255,25 @@ const INTRUSIONS: Intrusion[] = [
     code: "out_unexpected",
     message:
       /out\/shaders\/0000000000000000\.wgsl \(a file\) was not written by kernelc: out\/\.kernelc-pending\.json lists it with its hash, but its mark names shaders\/[0-9a-f]{16}\.wgsl/,
+  },
+  {
+    name: "a generated module copied under another name, its mark edited to name the copy, listed with its real hash in a build-info.json whose digest was removed",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, "core/extra.ts"), markedCopy(out, "core/dispatcher.ts", "core/extra.ts"));
+      forgeBuildInfo(out, ["core/extra.ts"], false);
+    },
+    code: "out_modified",
+    message: /out\/build-info\.json was edited after kernelc wrote it \(it has no digest/,
+  },
+  {
+    name: "a generated module copied under another name, its mark edited to name the copy, listed with its real hash in a pending record without kernelc's digest",
+    apply: (out) => {
+      fs.writeFileSync(path.join(out, "core/extra.ts"), markedCopy(out, "core/dispatcher.ts", "core/extra.ts"));
+      forgePending(out, ["core/extra.ts"], false);
+    },
+    code: "out_unexpected",
+    message:
+      /out\/\.kernelc-pending\.json \(a file\) was not written by kernelc[^]*out\/core\/extra\.ts \(a file\) was not written by kernelc/,
   },
   {
     name: "an empty user folder on the path of a file that a forged build-info.json lists",
@@ -469,7 +516,10 @@ describe("the generated-file mark", () => {
     [".kernelc-out", "my notes\n", false],
     ["build-info.json", '{"generatedBy":"kernelc x","inputs":"h","files":{}}', true],
     ["build-info.json", '{"generatedBy":"me","inputs":"h","files":{}}', false],
-    [".kernelc-pending.json", '{"generatedBy":"kernelc x","files":{"a.ts":["h"]}}', true],
+    [".kernelc-pending.json", pendingText("kernelc x", { "a.ts": ["h"] }), true],
+    // Without the digest that binds it, or with one that does not: a record edited by hand.
+    [".kernelc-pending.json", '{"generatedBy":"kernelc x","files":{"a.ts":["h"]}}', false],
+    [".kernelc-pending.json", pendingText("kernelc x", { "a.ts": ["h"] }).replace('"h"', '"g"'), false],
     [".kernelc-pending.json", "[]", false],
     ["notes.txt", header("notes.txt"), false],
     ["core/.kernelc-out", MARKER_TEXT, false],
@@ -663,10 +713,7 @@ describe("an empty output folder of the user's, filled by a first build", () => 
     fs.writeFileSync(path.join(out, "index.ts"), marked("index.ts"));
     fs.writeFileSync(
       path.join(out, ".kernelc-pending.json"),
-      JSON.stringify({
-        generatedBy: BUILD_INFO_BY,
-        files: { ".kernelc-out": [sha256Hex(MARKER_TEXT)], "index.ts": [sha256Hex(marked("index.ts"))] },
-      }),
+      pendingText(BUILD_INFO_BY, { ".kernelc-out": [sha256Hex(MARKER_TEXT)], "index.ts": [sha256Hex(marked("index.ts"))] }),
     );
     const r = await kernelc(["build"], root);
     expect(r.code, r.stderr).toBe(0);
@@ -751,11 +798,8 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     expect((await kernelc(["build"], root)).code).toBe(0);
     const out = path.join(root, "out");
     const text = "// Generated by kernelc 0.1.0 as index.ts from specs/Axpby.json: the next build of index.ts. Do not edit.\n";
-    const interrupted = (tmpText: string, pendingText = text): void => {
-      fs.writeFileSync(
-        path.join(out, ".kernelc-pending.json"),
-        JSON.stringify({ generatedBy: "kernelc test", files: { "index.ts": [sha256Hex(pendingText)] } }),
-      );
+    const interrupted = (tmpText: string, pendingContent = text): void => {
+      fs.writeFileSync(path.join(out, ".kernelc-pending.json"), pendingText("kernelc test", { "index.ts": [sha256Hex(pendingContent)] }));
       fs.writeFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), tmpText);
     };
     interrupted(text);
@@ -774,6 +818,67 @@ describe("an interrupted in-place update (kernelc watch, the Vite plugin) is sti
     expect(forged.code).toBe(1);
     expect(forged.stderr).toMatch(/out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
     expect(fs.readFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), "utf8")).toBe("someone's\n");
+  });
+  it("the next in-place update removes what an interrupted one left that it no longer writes (temporary files, files only the pending record lists)", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    const out = path.join(root, "out");
+    const tmpText = "// Generated by kernelc 0.1.0 as index.ts from specs/Axpby.json: an unfinished write. Do not edit.\n";
+    const extra = "// Generated by kernelc 0.1.0 as core/extra.ts from specs/Axpby.json. Do not edit.\n";
+    fs.writeFileSync(path.join(out, ".index.ts.tmp-123-0123abcd"), tmpText);
+    fs.writeFileSync(path.join(out, "core/extra.ts"), extra);
+    fs.writeFileSync(
+      path.join(out, ".kernelc-pending.json"),
+      pendingText(BUILD_INFO_BY, { "index.ts": [sha256Hex(tmpText)], "core/extra.ts": [sha256Hex(extra)] }),
+    );
+    const current = readTreeStrict(out);
+    const info = JSON.parse(fs.readFileSync(path.join(out, "build-info.json"), "utf8")) as { files: Record<string, string> };
+    const next = new Map<string, string>();
+    for (const rel of Object.keys(info.files)) next.set(rel, current.files.get(rel)!.toString("utf8"));
+    const done = updateInPlace(out, current, withBuildInfo(next, "next"), info.files, BUILD_INFO_BY);
+    expect(done.removed.sort()).toEqual([".index.ts.tmp-123-0123abcd", "core/extra.ts"]);
+    expect(fs.readdirSync(out).filter((n) => n.includes("tmp-") || n === ".kernelc-pending.json")).toEqual([]);
+    // Nothing is left that the next build could not prove kernelc's.
+    const r = await kernelc(["build"], root);
+    expect(r.code, r.stderr).toBe(0);
+    expect((await kernelc(["build", "--check"], root)).code).toBe(0);
+  });
+
+  it("a user file named like a temporary file, its mark naming the target, listed in a pending record without kernelc's digest, is kept byte for byte", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    touchTemplate(root, "changed");
+    const out = path.join(root, "out");
+    const tmp = path.join(out, ".index.ts.tmp-123-0123abcd");
+    const mine = "// Generated by kernelc 0.1.0 as index.ts from my notes. Do not edit.\nmy notes\n";
+    fs.writeFileSync(tmp, mine);
+    fs.writeFileSync(
+      path.join(out, ".kernelc-pending.json"),
+      JSON.stringify({ generatedBy: "kernelc 0.1.0; do not edit", files: { "index.ts": [sha256Hex(mine)] } }),
+    );
+    const before = snapshot(path.dirname(root));
+    for (const argv of BUILDS) {
+      const r = await kernelc(argv, root);
+      expect(r.code, `${argv.join(" ")}\n${r.stderr}`).toBe(1);
+      expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
+      expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/\.kernelc-pending\.json \(a file\) was not written by kernelc/);
+      expect(snapshot(path.dirname(root))).toEqual(before);
+    }
+    expect(fs.readFileSync(tmp, "utf8")).toBe(mine);
+  });
+
+  it("a copy of a generated file named like a temporary file, with no pending record, is not kernelc's", async () => {
+    const root = makeProject({ profiles: ["core"] });
+    expect((await kernelc(["build"], root)).code).toBe(0);
+    touchTemplate(root, "changed");
+    const out = path.join(root, "out");
+    const tmp = path.join(out, ".index.ts.tmp-123-0123abcd");
+    fs.copyFileSync(path.join(out, "index.ts"), tmp);
+    const before = snapshot(path.dirname(root));
+    const r = await kernelc(["build"], root);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error\[out_unexpected\]: out\/\.index\.ts\.tmp-123-0123abcd \(a file\) was not written by kernelc/);
+    expect(snapshot(path.dirname(root))).toEqual(before);
   });
 });
 

@@ -29,6 +29,7 @@ import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
+import { templateSegmentsProblem } from "./template-path.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -592,7 +593,8 @@ class SpecChecker {
     if (rel.includes("\0")) return unsafe("contains a NUL character");
     if (path.isAbsolute(rel) || /^[A-Za-z]:/.test(rel) || rel.startsWith("\\")) return unsafe("is absolute");
     if (rel.includes("\\")) return unsafe("contains a backslash");
-    if (rel.split("/").some((seg) => seg === "..")) return unsafe("leaves the templates folder through `..`");
+    const segments = templateSegmentsProblem(rel);
+    if (segments !== undefined) return unsafe(segments);
     const full = path.resolve(this.ctx.templatesDir, rel);
     let real: string;
     try {
@@ -712,7 +714,7 @@ class SpecChecker {
       for (const inc of r.includes) {
         includes.push(inc);
         // What a template the renderer refuses or cannot read would read is unknown (the render reports it).
-        if (path.isAbsolute(inc) || inc.includes("\\") || inc.split("/").includes("..")) {
+        if (path.isAbsolute(inc) || inc.includes("\\") || templateSegmentsProblem(inc) !== undefined) {
           unknownIncludes = true;
           continue;
         }

@@ -13,6 +13,7 @@ import { didYouMean } from "../core/did-you-mean.js";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
 import { TEMPLATE_NESTING_HINT } from "../check/template-scan.js";
+import { templateSegmentsProblem } from "../check/template-path.js";
 import { JinjaSemanticsError } from "./template-jinja.js";
 import {
   PRINTS_A_CALLABLE,
@@ -115,11 +116,8 @@ export function templateNameProblem(name: string): string | undefined {
   if (name.includes("\\")) return "backslashes are not allowed in template paths";
   if (name.includes("\0")) return "NUL is not allowed in template paths";
   if (name.startsWith("/") || path.isAbsolute(name) || /^[A-Za-z]:/.test(name)) return "absolute template paths are not allowed";
-  for (const seg of name.split("/")) {
-    if (seg === "..") return "`..` is not allowed in template paths";
-    if (seg === "." || seg === "") return "template paths must not contain `.` or empty segments";
-  }
-  return undefined;
+  const segments = templateSegmentsProblem(name);
+  return segments === undefined ? undefined : `the path ${segments}`;
 }
 
 /**

@@ -222,6 +222,9 @@ describe("loader confinement", () => {
     "from-up.jinja": '{% from "sub/../../outside.txt" import x %}\n',
     "backslash.jinja": '{% include "sub\\\\in.jinja" %}\n',
     "inside-link.jinja": '{% include "sub/ok-link.jinja" %}\n',
+    "down-up.jinja": '{% include "sub/../sub/in.jinja" %}\n',
+    "import-down-up.jinja": '{% from "lib/../sub/./in.jinja" import x %}\n',
+    "dot.jinja": '{% include "./sub/in.jinja" %}\n',
     "sub/in.jinja": "inner {{ DISPATCH_FOLD_WIDTH }}\n",
   });
   const outside = path.join(path.dirname(root), "outside.txt");
@@ -240,6 +243,23 @@ describe("loader confinement", () => {
       expect(err.message).not.toMatch(/\n\s+at /);
     },
   );
+
+  test("a path with `..` that goes up out of templates/ is refused as leaving it", () => {
+    for (const shader of ["up.jinja", "import-up.jinja", "from-up.jinja"])
+      expect(renderError(() => render(shader)).message).toMatch(/: the path leaves the templates folder through `\.\.`$/);
+  });
+
+  test("a path with `..` or `.` that stays inside templates/ is refused for the segments, with the path to write", () => {
+    expect(renderError(() => render("down-up.jinja")).message).toBe(
+      'cannot load template "sub/../sub/in.jinja": the path has `..` segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+    expect(renderError(() => render("import-down-up.jinja")).message).toBe(
+      'cannot load template "lib/../sub/./in.jinja": the path has `..` segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+    expect(renderError(() => render("dot.jinja")).message).toBe(
+      'cannot load template "./sub/in.jinja": the path has `.` or empty segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+  });
 
   test("a symlink to a file inside templates/ is fine", () => {
     expect(render("inside-link.jinja").wgsl).toBe("inner 65535\n");

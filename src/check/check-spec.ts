@@ -10,7 +10,6 @@ import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
 import { LineMap } from "../core/line-map.js";
-import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
@@ -29,7 +28,7 @@ import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
-import { templateSegmentsProblem } from "./template-path.js";
+import { templateGuess, templateSegmentsProblem } from "./template-path.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -600,13 +599,7 @@ class SpecChecker {
     try {
       real = fs.realpathSync(full);
     } catch {
-      let available: string[] = [];
-      try {
-        available = walkFiles(this.ctx.templatesDir).files.filter((f) => f.endsWith(".jinja"));
-      } catch {
-        /* no templates folder: the message says so */
-      }
-      const hint = didYouMean(rel, available);
+      const hint = templateGuess(this.ctx.templatesDir, rel);
       this.report(
         "shader_missing",
         `shader template \`${rel}\` of pass \`${p.id}\` does not exist in ${path.basename(this.ctx.templatesDir)}/`,

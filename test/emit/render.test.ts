@@ -225,6 +225,8 @@ describe("loader confinement", () => {
     "down-up.jinja": '{% include "sub/../sub/in.jinja" %}\n',
     "import-down-up.jinja": '{% from "lib/../sub/./in.jinja" import x %}\n',
     "dot.jinja": '{% include "./sub/in.jinja" %}\n',
+    "typo.jinja": '{% include "sub/inn.jinja" %}\n',
+    "bare.jinja": '{% from "in.jinja" import x %}\n',
     "sub/in.jinja": "inner {{ DISPATCH_FOLD_WIDTH }}\n",
   });
   const outside = path.join(path.dirname(root), "outside.txt");
@@ -269,6 +271,16 @@ describe("loader confinement", () => {
     expect(renderError(() => render("../outside.txt")).message).toMatch(/`\.\.`/);
     expect(renderError(() => render("/etc/passwd")).message).toMatch(/absolute/);
     expect(renderError(() => render("sub/evil.jinja")).message).toMatch(/outside the templates folder/);
+  });
+
+  test("a misspelt include or import names the closest template in the hint", () => {
+    for (const shader of ["typo.jinja", "bare.jinja"]) {
+      const err = renderError(() => render(shader));
+      expect(err.message).toMatch(/^template not found: /);
+      expect(err.hint).toMatch(
+        /^did you mean `sub\/in\.jinja`\? name a file inside the templates folder by its path relative to that folder/,
+      );
+    }
   });
 
   test("a missing template is a RenderError", () => {

@@ -10,7 +10,6 @@ import { makeDiagnostic, type Code } from "../core/codes.js";
 import type { Diagnostic, DiagnosticNote } from "../core/diagnostic.js";
 import { didYouMean } from "../core/did-you-mean.js";
 import { LineMap } from "../core/line-map.js";
-import { walkFiles } from "../core/walk.js";
 import type { BindingSpec, DeriveEntry, ExprSource, KernelSpec, PassSpec, VariantSpec, Where } from "../model/spec.js";
 import { ExprSyntaxError } from "../lang/errors.js";
 import { parseExpression } from "../lang/parser.js";
@@ -29,6 +28,7 @@ import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
+import { templateGuess, templateSegmentsProblem } from "./template-path.js";
 import { unusedWarnings } from "./unused.js";
 import { isWgslWord, valueStringLiterals } from "./template-values.js";
 import { deepestChain, deriveNesting, exprNames, MAX_DERIVE_NESTING } from "./derive-depth.js";
@@ -592,19 +592,14 @@ class SpecChecker {
     if (rel.includes("\0")) return unsafe("contains a NUL character");
     if (path.isAbsolute(rel) || /^[A-Za-z]:/.test(rel) || rel.startsWith("\\")) return unsafe("is absolute");
     if (rel.includes("\\")) return unsafe("contains a backslash");
-    if (rel.split("/").some((seg) => seg === "..")) return unsafe("leaves the templates folder through `..`");
+    const segments = templateSegmentsProblem(rel);
+    if (segments !== undefined) return unsafe(segments);
     const full = path.resolve(this.ctx.templatesDir, rel);
     let real: string;
     try {
       real = fs.realpathSync(full);
     } catch {
-      let available: string[] = [];
-      try {
-        available = walkFiles(this.ctx.templatesDir).files.filter((f) => f.endsWith(".jinja"));
-      } catch {
-        /* no templates folder: the message says so */
-      }
-      const hint = didYouMean(rel, available);
+      const hint = templateGuess(this.ctx.templatesDir, rel);
       this.report(
         "shader_missing",
         `shader template \`${rel}\` of pass \`${p.id}\` does not exist in ${path.basename(this.ctx.templatesDir)}/`,
@@ -712,7 +707,7 @@ class SpecChecker {
       for (const inc of r.includes) {
         includes.push(inc);
         // What a template the renderer refuses or cannot read would read is unknown (the render reports it).
-        if (path.isAbsolute(inc) || inc.includes("\\") || inc.split("/").includes("..")) {
+        if (path.isAbsolute(inc) || inc.includes("\\") || templateSegmentsProblem(inc) !== undefined) {
           unknownIncludes = true;
           continue;
         }

@@ -82,7 +82,10 @@ export const CODES = {
   },
   condition_not_bool: { severity: "error", summary: "A `when` condition is not boolean." },
   shader_missing: { severity: "error", summary: "A pass's shader template does not exist under templates/." },
-  shader_unsafe_path: { severity: "error", summary: "A shader path escapes templates/ (.., absolute path, symlink out)." },
+  shader_unsafe_path: {
+    severity: "error",
+    summary: "A shader path escapes templates/ (.. above it, absolute path, symlink out) or has a .., . or empty segment (not normalized).",
+  },
   bad_wgsl_type: { severity: "error", summary: "An element type is not a WGSL type kernelc can bind." },
   bool_element_type: {
     severity: "error",

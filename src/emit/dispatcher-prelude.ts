@@ -190,17 +190,25 @@ function $badTensor(kernel«: string», what«: string», id«: string», detail
 function $missing(kernel«: string», what«: string», id«: string»)«: never» {
   return $fail("invalid_call", kernel + ": required " + what + " \u0060" + id + "\u0060 is missing");
 }
-/** Fails for a tensor whose dtype differs from the one an earlier tensor gave its type parameter. */
-function $dtypeClash(kernel«: string», what«: string», id«: string», dtype«: string», by«: string», param«: string», prev«: string»)«: never» {
-  return $badTensor(kernel, what, id, " has dtype " + $name(dtype) + ", but \u0060" + by + "\u0060 makes " + param + " = " + $name(prev));
+/** Fails for a tensor whose dtype its type parameter does not allow (allowed: the allowed dtypes, joined by ", "). */
+function $notAllowed(kernel«: string», what«: string», id«: string», dtype«: string», param«: string», allowed«: string»)«: never» {
+  return $badTensor(kernel, what, id, " has dtype " + $name(dtype) + ", which " + param + " does not allow; allowed: " + allowed);
+}
+/**
+ * Fails for a tensor whose dtype differs from the one an earlier tensor (by) gave its type parameter:
+ * the tensor's own dtype is at fault when the parameter does not allow it, else the two disagree.
+ */
+function $dtypeClash(kernel«: string», what«: string», id«: string», dtype«: string», by«: string», param«: string», prev«: string», allowed«: string»)«: never» {
+  if (allowed.split(", ").indexOf(dtype) < 0) $notAllowed(kernel, what, id, dtype, param, allowed);
+  return $badTensor(kernel, what, id, " has dtype " + $name(dtype) + ", but \u0060" + by + "\u0060 makes " + param + " = " + $name(prev) + ": every tensor of " + param + " must have the dtype of the first one the call gives");
 }
 /** Fails for a tensor of the wrong rank. */
 function $badRank(kernel«: string», what«: string», id«: string», rank«: number», got«: number»)«: never» {
   return $badTensor(kernel, what, id, " must have rank " + rank + ", got " + got);
 }
-/** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it), or (rank >= 0) whose rank is not rank. */
-function $param(t«: TensorDesc», dt«: string», by«: string», param«: string», rank«: number», kernel«: string», what«: string», id«: string»)«: void» {
-  if (dt !== t.dtype) $dtypeClash(kernel, what, id, t.dtype, by, param, dt);
+/** Fails for a given tensor whose dtype is not its type parameter's (dt, which tensor by gave it; allowed as $dtypeClash), or (rank >= 0) whose rank is not rank. */
+function $param(t«: TensorDesc», dt«: string», by«: string», param«: string», allowed«: string», rank«: number», kernel«: string», what«: string», id«: string»)«: void» {
+  if (dt !== t.dtype) $dtypeClash(kernel, what, id, t.dtype, by, param, dt, allowed);
   if (rank >= 0 && t.shape.length !== rank) $badRank(kernel, what, id, rank, t.shape.length);
 }
 /** Fails for a given tensor whose rank is not rank. */

@@ -57,7 +57,8 @@ export function generateKernel(
   const inputIds = spec.inputs.map((i) => i.name);
   const outputIds = spec.outputs.map((o) => o.name);
   const paramIndex = new Map(spec.typeConstraints.map((t, i) => [t.name, i]));
-  const params = new Set(spec.typeConstraints.map((t) => t.name));
+  // Each type parameter's allowed dtypes, by name.
+  const params = new Map(spec.typeConstraints.map((t) => [t.name, t.types]));
   const slot = (id: string): number => tensors.get(id)!.index;
   const w = new CodeWriter();
   const fail = (msg: string): string => `$fail("invalid_call", ${msg})`;
@@ -113,7 +114,8 @@ export function generateKernel(
     () => `$av(attrs[key], ${K}, key)`,
   );
 
-  // Then the snapshot is validated: tensors in spec order (missing, dtype, rank), type parameters, attributes.
+  // Then the snapshot is validated: tensors in spec order (missing, dtype and whether its type
+  // parameter allows it, rank), type parameters a call leaves unset, attributes.
   const fill = outputsToFill(k);
   // What is known of a type parameter's dtype where a tensor is checked: not set by any tensor
   // before ("unset"), set ("set": an earlier required tensor gave it), or either ("maybe"). The
@@ -144,21 +146,30 @@ export function generateKernel(
     if (params.has(dtype)) {
       const d = paramIndex.get(dtype)!;
       const state = known.get(d)!;
+      const types = params.get(dtype)!;
+      // The tensor that sets the parameter is checked against its allowed dtypes where it is: a
+      // dtype not allowed is that tensor's fault, whatever the later tensors have.
+      const setParam = (ind: string): void => {
+        w.line(`${ind}dt${d} = ${local}.dtype;`);
+        w.line(
+          `${ind}if (${types.map((t) => `dt${d} !== ${str(t)}`).join(" && ")}) $notAllowed(${args}, dt${d}, ${str(dtype)}, ${str(types.join(", "))});`,
+        );
+      };
       if (state === "unset") {
-        w.line(`dt${d} = ${local}.dtype;`);
+        setParam("");
         if ((tensorsOf.get(d) ?? 0) > 1) w.line(`by${d} = ${str(id)};`);
       } else if (state === "set") {
         // Tested in place; $param, called only when a test fails, gives the message.
         const test = `${local}.dtype !== dt${d}${rank === undefined ? "" : ` || ${local}.shape.length !== ${rank}`}`;
-        w.line(`if (${test}) $param(${local}, dt${d}${ty("!")}, by${d}, ${str(dtype)}, ${rank ?? -1}, ${args});`);
+        w.line(`if (${test}) $param(${local}, dt${d}${ty("!")}, by${d}, ${str(dtype)}, ${str(types.join(", "))}, ${rank ?? -1}, ${args});`);
         rankChecked = true;
       } else {
         w.line(`const prev = dt${d};`);
-        w.line(`if (prev === undefined) {`)
-          .line(`  dt${d} = ${local}.dtype;`)
-          .line(`  by${d} = ${str(id)};`);
+        w.line(`if (prev === undefined) {`);
+        setParam("  ");
+        w.line(`  by${d} = ${str(id)};`);
         w.line(`} else if (prev !== ${local}.dtype) {`)
-          .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev);`)
+          .line(`  $dtypeClash(${args}, ${local}.dtype, by${d}, ${str(dtype)}, prev, ${str(types.join(", "))});`)
           .line(`}`);
       }
       if (state !== "set") known.set(d, optional ? "maybe" : "set");
@@ -177,13 +188,11 @@ export function generateKernel(
   }
   for (const tc of spec.typeConstraints) {
     const d = paramIndex.get(tc.name)!;
-    const msg = `${K} + ${str(`: ${tc.name} = `)} + $name(dt${d}) + ${str(` is not allowed; allowed: ${tc.types.join(", ")}`)}`;
     // An output the planner fills (the call left it out) needs its dtype from another tensor when
     // its type parameter allows several: the first allowed type would be a silent guess.
     const unfixed = unfixedOutputMessage(k, fill, tc.name, tc.types);
     if (unfixed !== undefined) w.line(`if (dt${d} === undefined) ${fail(`${K} + ${str(`: ${unfixed}`)}`)};`);
     else w.line(`if (dt${d} === undefined) dt${d} = ${str(tc.types[0]!)};`);
-    w.line(`else if (${tc.types.map((t) => `dt${d} !== ${str(t)}`).join(" && ")}) ${fail(msg)};`);
   }
   spec.attributes.forEach((a, i) => {
     const t = k.attrTypes.get(a.name)!;

@@ -13,6 +13,7 @@ import { didYouMean } from "../core/did-you-mean.js";
 import { InputFileError, MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
 import { templateSourceProblems } from "../check/template-safety.js";
 import { TEMPLATE_NESTING_HINT } from "../check/template-scan.js";
+import { templateGuess, templateSegmentsProblem } from "../check/template-path.js";
 import { JinjaSemanticsError } from "./template-jinja.js";
 import {
   PRINTS_A_CALLABLE,
@@ -101,6 +102,16 @@ class TemplateRefused extends TemplateSandboxError {
   }
 }
 
+/** Thrown by the loader for a template that does not exist; `root` and `name` give the hint its did-you-mean. */
+class TemplateNotFound extends Error {
+  constructor(
+    readonly root: string,
+    readonly templateName: string,
+  ) {
+    super(`template not found: ${templateName} (looked in ${root})`);
+  }
+}
+
 /** Thrown by the loader for a name that would leave templatesDir. */
 class UnsafeTemplatePath extends Error {
   override readonly name = "UnsafeTemplatePath";
@@ -115,11 +126,8 @@ export function templateNameProblem(name: string): string | undefined {
   if (name.includes("\\")) return "backslashes are not allowed in template paths";
   if (name.includes("\0")) return "NUL is not allowed in template paths";
   if (name.startsWith("/") || path.isAbsolute(name) || /^[A-Za-z]:/.test(name)) return "absolute template paths are not allowed";
-  for (const seg of name.split("/")) {
-    if (seg === "..") return "`..` is not allowed in template paths";
-    if (seg === "." || seg === "") return "template paths must not contain `.` or empty segments";
-  }
-  return undefined;
+  const segments = templateSegmentsProblem(name);
+  return segments === undefined ? undefined : `the path ${segments}`;
 }
 
 /**
@@ -137,7 +145,7 @@ function readConfinedTemplate(root: string, name: string): { real: string; src: 
   try {
     real = realpathSync(full);
   } catch {
-    throw new Error(`template not found: ${name} (looked in ${root})`);
+    throw new TemplateNotFound(root, name);
   }
   if (real !== root && !real.startsWith(root + path.sep)) {
     throw new UnsafeTemplatePath(
@@ -565,7 +573,9 @@ function toRenderError(
 ): RenderError {
   let limit = false;
   let raised = false;
+  let notFound: TemplateNotFound | undefined;
   for (let c: unknown = err; c instanceof Error; c = (c as { cause?: unknown }).cause) {
+    if (c instanceof TemplateNotFound) notFound = c;
     if (c instanceof TemplateRefused)
       return c.tooDeep
         ? new RenderError(c.message, c.file, c.lineno || undefined, c.colno || undefined, true, TEMPLATE_NESTING_HINT)
@@ -638,7 +648,8 @@ function toRenderError(
   const pathHint = /^cannot load template |^template not found: /.test(message)
     ? "name a file inside the templates folder by its path relative to that folder (not to the including template), with `/` between folders, e.g. `lib/constants.wgsl.jinja`"
     : undefined;
-  return new RenderError(message, file, line, column, limit, pathHint);
+  const guess = notFound && templateGuess(notFound.root, notFound.templateName);
+  return new RenderError(message, file, line, column, limit, guess ? `${guess} ${pathHint}` : pathHint);
 }
 
 /**

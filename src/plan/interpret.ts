@@ -51,7 +51,6 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
   const params = new Map(spec.typeConstraints.map((t) => [t.name, t.types]));
   const bound = new Map<string, string>();
   const boundBy = new Map<string, string>();
-  const boundAt = new Map<string, string>();
   const visit = (
     id: string,
     dtype: string,
@@ -64,15 +63,22 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
       if (!optional) fail(`required ${what} \`${id}\` is missing`, at(bagOf(what)));
       return;
     }
-    if (params.has(dtype)) {
+    const allowed = params.get(dtype);
+    if (allowed !== undefined) {
+      // A dtype the parameter does not allow is the fault of the tensor that has it, checked where
+      // the tensor is: the first tensor of the parameter the call gives sets it for the others.
       const prev = bound.get(dtype);
+      if (prev !== t.dtype && !allowed.includes(t.dtype))
+        fail(
+          `${what} \`${id}\` has dtype ${showCallName(t.dtype)}, which ${dtype} does not allow; allowed: ${allowed.join(", ")}`,
+          at(bagOf(what), id, "dtype"),
+        );
       if (prev === undefined) {
         bound.set(dtype, t.dtype);
         boundBy.set(dtype, id);
-        boundAt.set(dtype, at(bagOf(what), id, "dtype"));
       } else if (prev !== t.dtype)
         fail(
-          `${what} \`${id}\` has dtype ${showCallName(t.dtype)}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${showCallName(prev!)}`,
+          `${what} \`${id}\` has dtype ${showCallName(t.dtype)}, but \`${boundBy.get(dtype)}\` makes ${dtype} = ${showCallName(prev)}: every tensor of ${dtype} must have the dtype of the first one the call gives`,
           at(bagOf(what), id, "dtype"),
         );
     } else if (t.dtype !== dtype)
@@ -90,8 +96,7 @@ export function validateCall(model: KernelModel, call: CallSnapshot): Record<str
       const unfixed = unfixedOutputMessage(k, fill, p, allowed);
       if (unfixed !== undefined) fail(unfixed, at("outputs"));
       dtypes[p] = allowed[0]!;
-    } else if (!allowed.includes(b)) fail(`${p} = ${showCallName(b)} is not allowed; allowed: ${allowed.join(", ")}`, boundAt.get(p));
-    else dtypes[p] = b;
+    } else dtypes[p] = b;
   }
   for (const a of spec.attributes) {
     const v = call.attrs[a.name];

@@ -66,8 +66,20 @@ describe("kernelc explain --call: a call that cannot be planned fails with exit 
     [
       "a dtype the kernel does not take",
       { inputs: { xT: t([4096], "bf99") }, outputs: { yT: t([4096], "bf99") } },
-      "error[call_invalid]: invalid call of Axpby: T = bf99 is not allowed; allowed: float16, float32",
+      "error[call_invalid]: invalid call of Axpby: input `xT` has dtype bf99, which T does not allow; allowed: float16, float32",
       "call.json:1:33 (/inputs/xT/dtype)",
+    ],
+    [
+      "a first tensor of a dtype the kernel does not take, the next of one it does",
+      { inputs: { xT: t([4096], "float64") }, outputs: { yT: t([4096], "float32") } },
+      "error[call_invalid]: invalid call of Axpby: input `xT` has dtype float64, which T does not allow; allowed: float16, float32",
+      "call.json:1:33 (/inputs/xT/dtype)",
+    ],
+    [
+      "tensors of dtypes the kernel takes, but not the same one",
+      { inputs: { xT: t([4096], "float16") }, outputs: { yT: t([4096], "float32") } },
+      "error[call_invalid]: invalid call of Axpby: output `yT` has dtype float32, but `xT` makes T = float16: every tensor of T must have the dtype of the first one the call gives",
+      "call.json:1:85 (/outputs/yT/dtype)",
     ],
     [
       "a dtype that is not a string",

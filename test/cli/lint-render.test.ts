@@ -101,6 +101,31 @@ describe("kernelc lint renders and validates the templates", () => {
     expect(fs.existsSync(path.join(dir, "out"))).toBe(false);
   });
 
+  it("a misspelt include or import gets a did-you-mean naming the closest template", async () => {
+    const dir = project({ template: (t) => t.replace("const WG", '{% include "lib/scale-helpr.wgsl.jinja" %}\nconst WG') });
+    fs.mkdirSync(path.join(dir, "templates/lib"));
+    fs.writeFileSync(path.join(dir, "templates/lib/scale-helper.wgsl.jinja"), "// helper\n");
+    const r = await run(["lint"], dir);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /^error\[template_error\]: template scale\.wgsl\.jinja failed to render: template not found: lib\/scale-helpr\.wgsl\.jinja \(looked in .*\)$/m,
+    );
+    expect(r.stderr).toContain(
+      [
+        "  --> templates/scale.wgsl.jinja:3:4",
+        "    |",
+        '  3 | {% include "lib/scale-helpr.wgsl.jinja" %}',
+        "    |    ^",
+        "  = hint: did you mean `lib/scale-helper.wgsl.jinja`? name a file inside the templates folder by its path relative to that folder (not to the including template), with `/` between folders, e.g. `lib/constants.wgsl.jinja`",
+      ].join("\n"),
+    );
+    // A bare name of a template in a folder (written relative to the including template) is found too.
+    const bare = project({ template: (t) => t.replace("const WG", '{% from "scale-helper.wgsl.jinja" import x %}\nconst WG') });
+    fs.mkdirSync(path.join(bare, "templates/lib"));
+    fs.writeFileSync(path.join(bare, "templates/lib/scale-helper.wgsl.jinja"), "{% macro x() %}{% endmacro %}\n");
+    expect((await run(["lint"], bare)).stderr).toContain("  = hint: did you mean `lib/scale-helper.wgsl.jinja`? name a file");
+  });
+
   it("--profile renders for the named profiles only", async () => {
     const dir = project({ template: (t) => t.replace("  let i = gid.x;", "  let i = gid.x + {{ nope }};") });
     const r = await run(["lint", "--profile", "core"], dir);

@@ -222,6 +222,11 @@ describe("loader confinement", () => {
     "from-up.jinja": '{% from "sub/../../outside.txt" import x %}\n',
     "backslash.jinja": '{% include "sub\\\\in.jinja" %}\n',
     "inside-link.jinja": '{% include "sub/ok-link.jinja" %}\n',
+    "down-up.jinja": '{% include "sub/../sub/in.jinja" %}\n',
+    "import-down-up.jinja": '{% from "lib/../sub/./in.jinja" import x %}\n',
+    "dot.jinja": '{% include "./sub/in.jinja" %}\n',
+    "typo.jinja": '{% include "sub/inn.jinja" %}\n',
+    "bare.jinja": '{% from "in.jinja" import x %}\n',
     "sub/in.jinja": "inner {{ DISPATCH_FOLD_WIDTH }}\n",
   });
   const outside = path.join(path.dirname(root), "outside.txt");
@@ -241,6 +246,23 @@ describe("loader confinement", () => {
     },
   );
 
+  test("a path with `..` that goes up out of templates/ is refused as leaving it", () => {
+    for (const shader of ["up.jinja", "import-up.jinja", "from-up.jinja"])
+      expect(renderError(() => render(shader)).message).toMatch(/: the path leaves the templates folder through `\.\.`$/);
+  });
+
+  test("a path with `..` or `.` that stays inside templates/ is refused for the segments, with the path to write", () => {
+    expect(renderError(() => render("down-up.jinja")).message).toBe(
+      'cannot load template "sub/../sub/in.jinja": the path has `..` segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+    expect(renderError(() => render("import-down-up.jinja")).message).toBe(
+      'cannot load template "lib/../sub/./in.jinja": the path has `..` segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+    expect(renderError(() => render("dot.jinja")).message).toBe(
+      'cannot load template "./sub/in.jinja": the path has `.` or empty segments, which a template path may not have (it is taken as written, not normalized): write `sub/in.jinja`',
+    );
+  });
+
   test("a symlink to a file inside templates/ is fine", () => {
     expect(render("inside-link.jinja").wgsl).toBe("inner 65535\n");
   });
@@ -249,6 +271,16 @@ describe("loader confinement", () => {
     expect(renderError(() => render("../outside.txt")).message).toMatch(/`\.\.`/);
     expect(renderError(() => render("/etc/passwd")).message).toMatch(/absolute/);
     expect(renderError(() => render("sub/evil.jinja")).message).toMatch(/outside the templates folder/);
+  });
+
+  test("a misspelt include or import names the closest template in the hint", () => {
+    for (const shader of ["typo.jinja", "bare.jinja"]) {
+      const err = renderError(() => render(shader));
+      expect(err.message).toMatch(/^template not found: /);
+      expect(err.hint).toMatch(
+        /^did you mean `sub\/in\.jinja`\? name a file inside the templates folder by its path relative to that folder/,
+      );
+    }
   });
 
   test("a missing template is a RenderError", () => {

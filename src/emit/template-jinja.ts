@@ -295,7 +295,12 @@ export function floatFilter(v: unknown, fallback: unknown = 0): unknown {
   return made(n, true, () => `${short(v)} | float`);
 }
 
-/** Jinja's `round(precision=0, method="common")`: Python's round (halves to even) on an int or a float; `ceil` and `floor` as Jinja's. */
+/**
+ * Jinja's `round(precision=0, method="common")`: "common" is Python's round() (the int itself for an
+ * int; for a float the nearest multiple of 10^-precision to its exact binary value, halves to the
+ * even one, as the float nearest that decimal); "ceil" and "floor" as Jinja computes them,
+ * `math.ceil(value * 10**precision) / 10**precision`.
+ */
 export function roundFilter(v: unknown, precision: unknown = 0, method: unknown = "common"): unknown {
   const x = numeric(v);
   if (!x) throw new JinjaSemanticsError(`\`round\` needs a number, not ${describeValue(v)}`);
@@ -303,19 +308,41 @@ export function roundFilter(v: unknown, precision: unknown = 0, method: unknown 
     throw new JinjaSemanticsError(`\`round\` takes a precision of 0 to 15 digits, not ${short(precision)}`);
   if (method !== "common" && method !== "ceil" && method !== "floor")
     throw new JinjaSemanticsError(`\`round\`'s method is "common", "ceil" or "floor", not ${short(method)}`);
-  const what = (): string => `${short(v)} | round`;
-  const scale = 10 ** precision;
-  if (method !== "common") return made((method === "ceil" ? Math.ceil : Math.floor)(x.n * scale) / scale, true, what);
+  const what = (): string => `${short(v)} | round${precision === 0 ? "" : `(${precision})`}`;
+  if (method !== "common") {
+    // An int times 10**precision is an exact int in Python, whose ceil or floor divided back is the int (as a float).
+    if (!x.float) return made(x.n, true, what);
+    // 10**precision is exact as a double up to 10**22; the product, its ceil or floor and the quotient
+    // are each rounded once, as Python's float * int, math.ceil and int / int round them.
+    const scale = Number(`1e${precision}`);
+    return made((method === "ceil" ? Math.ceil : Math.floor)(x.n * scale) / scale, true, what);
+  }
   if (!x.float) return x.n;
-  if (precision !== 0)
-    throw new JinjaSemanticsError(
-      `\`round(${precision})\` of a float rounds its exact binary value in Jinja, which kernelc does not reproduce: round to an integer (\`| round\`) or compute the value in the spec`,
-    );
-  // Python's round(): the nearest integer, halves to the even one (x.n is exact, so a half is exact).
-  const fl = Math.floor(x.n);
-  const diff = x.n - fl;
-  const r = diff > 0.5 || (diff === 0.5 && fl % 2 !== 0) ? fl + 1 : fl;
-  return made(r, true, what);
+  return made(pythonRound(x.n, precision), true, what);
+}
+
+/**
+ * Python's `round(x, digits)` of a finite float (CPython's double_round): the decimal with `digits`
+ * digits after the point nearest to x's exact binary value, halves to the even last digit, read
+ * back as the nearest double. Computed exactly: x is mantissa * 2^exponent, so x * 10^digits is
+ * the fraction mantissa * 10^digits / 2^-exponent.
+ */
+export function pythonRound(x: number, digits: number): number {
+  if (!Number.isFinite(x) || Number.isInteger(x)) return x;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const biased = Number(bits >> 52n);
+  const fraction = bits & ((1n << 52n) - 1n);
+  // A value that is not an integer has a negative binary exponent (|x| < 2^52 here).
+  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
+  const shift = BigInt(1075 - (biased === 0 ? 1 : biased));
+  const numerator = mantissa * 10n ** BigInt(digits);
+  const denominator = 1n << shift;
+  let q = numerator / denominator;
+  const twice = 2n * (numerator % denominator);
+  if (twice > denominator || (twice === denominator && q % 2n === 1n)) q += 1n;
+  return Number(`${x < 0 ? "-" : ""}${q}e-${digits}`);
 }
 
 /** Jinja's `abs`. */

@@ -101,6 +101,15 @@ describe("expressions render as in Jinja", () => {
     ],
     ['{{ range(10, 0, -3) | join(",") }};{{ range(0, -5, -2) | join(",") }};{{ range(3, 3) | length }}', "10,7,4,1;0,-2,-4;0"],
     ["{{ xs[-1] }},{{ xs[-2] }}", "2,1"],
+    // `round(p)` of a float: Python's round() of its exact binary value (2.675 is 2.67499…), halves to even (0.125).
+    [
+      "{{ 2.675 | round(2) }},{{ 0.125 | round(2) }},{{ 0.375 | round(2) }},{{ -2.675 | round(2) }},{{ (h / 3) | round(5) }},{{ 1.15 | round(1) }},{{ 2.999 | round(2) | int }},{{ n | round(3) }},{{ 2.5 | round(2) }}",
+      "2.67,0.12,0.38,-2.67,0.16667,1.1,3,4,2.5",
+    ],
+    [
+      '{{ 42.55 | round(1, "floor") }},{{ 123.456 | round(1, "ceil") }},{{ -(1 / 3) | round(5, "floor") }},{{ n | round(2, "ceil") | int }},{{ 0.1 | round(15) }}',
+      "42.5,123.5,-0.33334,4,0.1",
+    ],
     ["{{ 1 + true }},{{ (1 < 2) == true }},{{ -0 }}", "2,true,0"],
   ])("%s renders %s", (src, out) => {
     expect(render(src)).toBe(`${out}\n`);
@@ -147,7 +156,8 @@ describe("what Jinja computes differently from kernelc's numbers, or fails on, i
     ["{{ 1 in n }}", "`in` needs a list, a string or a mapping on its right, not the integer 4 (Jinja fails here)"],
     ['{{ "x" ~ none }}', "`~` joins none, which Jinja writes as `None`"],
     ["{{ range(2.5) | length }}", "range() takes integers (as in Jinja), got 2.5: round it with `| int`"],
-    ["{{ 2.5 | round(2) }}", "`round(2)` of a float rounds its exact binary value in Jinja"],
+    ["{{ 1.005 | round(2) }}", "`1.005 | round(2)` is the float 1.0 in Jinja, which prints with `.0`"],
+    ["{{ 2.5 | round(16) }}", "`round` takes a precision of 0 to 15 digits, not 16"],
     ['{{ n | round(0, "up") }}', '`round`\'s method is "common", "ceil" or "floor", not "up"'],
     ["{{ n | int(0, 16) }}", "the filter `int` takes at most 1 (default)"],
     ["{{ n | abs(base=2) }}", "the filter `abs` has no argument `base`"],

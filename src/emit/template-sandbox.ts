@@ -24,6 +24,7 @@ import {
   compareChain,
   describeValue,
   concatText,
+  equal,
   contains,
   floatFilter,
   floatRefusal,
@@ -211,6 +212,54 @@ class LocatingCompiler extends njCompiler.Compiler {
       self._withScopedSyntax(() => self.compile(node.else_, frame));
     }
     self._emit("}\n");
+  }
+
+  /**
+   * `{% switch x %}{% case a %}…{% default %}…{% endswitch %}` (a Nunjucks tag, not Jinja's): its
+   * value computed once, then each case compared with it in order by Jinja's `==` (nunjucks wrote a
+   * JavaScript `switch`, which compares with `===`: `6 / 2` matched no `case 3`, `[1]` no
+   * `case [1]`). As nunjucks', a case with an empty body runs the body of the next case (or of the
+   * default, after the last case).
+   */
+  compileSwitch(
+    node: { expr: unknown; cases: { cond: unknown; body: { children: unknown[] } }[]; default: unknown },
+    frame: unknown,
+  ): void {
+    const self = this as unknown as CompilerSelf & { _tmpid(): string; _withScopedSyntax(f: () => void): void };
+    const value = self._tmpid();
+    self._emit(`var ${value} = (`);
+    self.compile(node.expr, frame);
+    self._emit(");\n");
+    let pending: unknown[] = [];
+    let branches = 0;
+    for (const c of node.cases) {
+      pending.push(c.cond);
+      if (c.body.children.length === 0) continue;
+      self._emit(branches++ > 0 ? "else if (" : "if (");
+      pending.forEach((cond, i) => {
+        if (i > 0) self._emit(" || ");
+        this.call("runtime.jinjaEqual", [value, cond], frame);
+      });
+      self._emit(") {\n");
+      self._withScopedSyntax(() => self.compile(c.body, frame));
+      self._emit("}\n");
+      pending = [];
+    }
+    // Nothing matched: the empty cases after the last body are still compared (JavaScript's switch
+    // computed each case until one matched; one may fail), then the default runs, as it does when
+    // one of them matches.
+    if (pending.length === 0 && !node.default) return;
+    if (branches > 0) self._emit("else {\n");
+    if (pending.length > 0) {
+      self._emit("if (");
+      pending.forEach((cond, i) => {
+        if (i > 0) self._emit(" || ");
+        this.call("runtime.jinjaEqual", [value, cond], frame);
+      });
+      self._emit(") {}\n");
+    }
+    if (node.default) self._withScopedSyntax(() => self.compile(node.default, frame));
+    if (branches > 0) self._emit("}\n");
   }
 
   /** Writes `fn(arg, …)`: a string argument as written, `{ lazy: node }` as a function returning the node's value, any other the node's code. */
@@ -606,6 +655,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     jinjaTruthy: truthy,
     jinjaIn: contains,
     jinjaCompare: compareChain,
+    jinjaEqual: equal,
     jinjaAnd: (a: unknown, b: () => unknown): unknown => (truthy(a) ? b() : a),
     jinjaOr: (a: unknown, b: () => unknown): unknown => (truthy(a) ? a : b()),
     jinjaConcat(a: unknown, b: unknown): string {

@@ -239,6 +239,36 @@ describe("constructs Jinja and Python, or Jinja and Nunjucks, read differently a
   });
 });
 
+describe("`{% switch %}` compares its cases by Jinja's `==`", () => {
+  const render = scratch();
+  // Nunjucks compiled the tag to a JavaScript switch (`===`): `6 / 2` matched no `case 3`, `[1, 2]` no `case [1, 2]`.
+  test.each([
+    ["{% switch 6 / 2 %}{% case 3 %}three{% default %}other{% endswitch %}", "three"],
+    ["{% switch h * 2 %}{% case 1 %}one{% endswitch %}", "one"],
+    ['{% switch "1" %}{% case 1 %}one{% default %}other{% endswitch %}', "other"],
+    ['{% switch n %}{% case "4" %}text{% case 4 %}four{% endswitch %}', "four"],
+    ["{% switch xs %}{% case [2, 1] %}no{% case [1, 2] %}list{% endswitch %}", "list"],
+    ['{% switch d %}{% case {"a": 1} %}map{% endswitch %}', "map"],
+    ["{% switch true %}{% case 1 %}one{% endswitch %}", "one"],
+    // An empty case runs the next case's body (or the default's, after the last case), as nunjucks' did.
+    ["{% switch n %}{% case 3 %}{% case 4 %}3or4{% case 5 %}five{% endswitch %}", "3or4"],
+    ["{% switch n %}{% case 5 %}five{% case 4 %}{% default %}dflt{% endswitch %}", "dflt"],
+    ["{% switch n %}{% case 5 %}five{% case 6 %}{% endswitch %}.", "."],
+    // The value is computed once; the cases in order, until one matches.
+    ["{% switch n %}{% case 4 %}{% case n + undefinedName %}{% endswitch %}.", "."],
+  ])("%s renders %s", (src, out) => {
+    expect(render(src)).toBe(`${out}\n`);
+  });
+
+  test("a case that cannot be compared is a located template_error", () => {
+    const err = thrown(() => render("// line 1\n{% switch n %}{% case 5 %}five{% case n + undefinedName %}x{% endswitch %}\n"));
+    expect(err).toBeInstanceOf(RenderError);
+    const e = err as RenderError;
+    expect(e.message).toContain("`+` cannot take the integer 4 and an undefined value (Jinja fails here)");
+    expect([e.file, e.line]).toEqual(["t.jinja", 2]);
+  });
+});
+
 test("formatNumber writes Python's text of a number", () => {
   expect([0.1, 1e-4, 1e-5, 1.5e-7, 123.25, -2.5e-10, 42, -0].map(formatNumber)).toEqual([
     "0.1",

@@ -260,6 +260,77 @@ export function contains(needle: unknown, haystack: unknown): boolean {
   );
 }
 
+/** The last string indexed or sliced, and its code points when it has surrogates: a loop indexing one string looks at it once. */
+let lastString: string | undefined;
+let lastPoints: readonly string[] | undefined;
+
+/** A string's characters as Python counts them, code points (a string without surrogates is its own), kept for the last string. */
+export function codePoints(s: string): string | readonly string[] {
+  if (s !== lastString) {
+    lastString = s;
+    lastPoints = /[\uD800-\uDFFF]/.test(s) ? Array.from(s) : undefined;
+  }
+  return lastPoints ?? s;
+}
+
+/**
+ * Python's `seq[i]` of a string or a list for a number `i`: the item (a string's character: a code
+ * point, as Python counts) at `i`, counting from the end for a negative `i`; undefined past either
+ * end or for a non-integer, as Jinja's undefined.
+ */
+export function sequenceItem(seq: string | readonly unknown[], i: number): unknown {
+  if (!Number.isInteger(i)) return undefined;
+  const items = typeof seq === "string" ? codePoints(seq) : seq;
+  const at = i < 0 ? items.length + i : i;
+  return at >= 0 && at < items.length ? items[at] : undefined;
+}
+
+/**
+ * Python's `seq[start:stop:step]` of a string (by code points) or a list: each part an integer
+ * (a boolean is 0 or 1) or none (null) for its default, negative ones counting from the end, all
+ * clamped to the sequence as Python's slice.indices() does.
+ */
+export function sliceSequence(seq: unknown, start: unknown, stop: unknown, step: unknown): unknown {
+  if (typeof seq !== "string" && !Array.isArray(seq))
+    throw new JinjaSemanticsError(`\`[a:b]\` slices a list or a string, not ${describeValue(seq)}`);
+  const part = (v: unknown, name: string): number | undefined => {
+    if (v === null) return undefined;
+    if (v instanceof JinjaFloat) throw floatRefusal(v, "is not a slice index (a TypeError)");
+    const x = numeric(v);
+    if (!x || x.float)
+      throw new JinjaSemanticsError(
+        `a slice's ${name} must be an integer or left out, not ${describeValue(v)} (Jinja gives an undefined value): convert it with \`| int\``,
+      );
+    return x.n;
+  };
+  const by = part(step, "step") ?? 1;
+  if (by === 0)
+    throw new JinjaSemanticsError("a slice's step must not be 0 (an error in Jinja): leave it out for 1, or give -1 to reverse");
+  const items = typeof seq === "string" ? codePoints(seq) : seq;
+  const n = items.length;
+  const clamp = (v: number | undefined, fallback: number): number => {
+    if (v === undefined) return fallback;
+    if (v < 0) return Math.max(v + n, by < 0 ? -1 : 0);
+    return Math.min(v, by < 0 ? n - 1 : n);
+  };
+  const from = clamp(part(start, "start"), by < 0 ? n - 1 : 0);
+  const to = clamp(part(stop, "stop"), by < 0 ? -1 : n);
+  if (by === 1) {
+    const run = items.slice(from, Math.max(from, to));
+    return typeof run === "string" || typeof seq !== "string" ? run : run.join("");
+  }
+  const out: unknown[] = [];
+  for (let i = from; by > 0 ? i < to : i > to; i += by) out.push(items[i]);
+  return typeof seq === "string" ? out.join("") : out;
+}
+
+/** The refusal of a member of a string or a list (`s.length`, `xs["upper"]`), saying what to write. */
+export function noMembers(seq: string | readonly unknown[], key: string): string {
+  const what = typeof seq === "string" ? "a string" : "a list";
+  const filter = typeof seq === "string" ? "`s | length`, `s | upper`" : "`xs | length`, `xs | first`";
+  return `${what} has no members in kernelc templates (\`.${key}\` or \`[${JSON.stringify(key)}]\` is undefined or a method in Jinja): use a filter (${filter}) or an integer index (\`[0]\`, \`[-1]\`)`;
+}
+
 /** `a ~ b`: the Python text of each (booleans as WGSL's `true`/`false`, as kernelc prints them). */
 export function concatText(v: unknown): string {
   if (v instanceof JinjaFloat) throw floatRefusal(v, "`~` would join as text ending in `.0`");

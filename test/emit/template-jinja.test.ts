@@ -101,6 +101,24 @@ describe("expressions render as in Jinja", () => {
     ],
     ['{{ range(10, 0, -3) | join(",") }};{{ range(0, -5, -2) | join(",") }};{{ range(3, 3) | length }}', "10,7,4,1;0,-2,-4;0"],
     ["{{ xs[-1] }},{{ xs[-2] }}", "2,1"],
+    // Strings index as Python's (by code point, negative from the end, undefined past either end) and slice as Python's.
+    [
+      '{{ s[0] }},{{ s[-1] }},{{ "abc"[1] }},{{ s[0] == "a" }},{{ s[2] is defined }},{{ s[-3] is defined }},{{ "a😀b"[-2] }}',
+      "a,b,b,true,false,false,😀",
+    ],
+    [
+      '{{ s[1:] }},{{ "abcdef"[1:5:2] }},{{ "abcdef"[-2:] }},{{ "abcdef"[:-2] }},{{ "abcdef"[::-1] }},{{ "abcdef"[5:1:-2] }},{{ "abcdef"[-100:100] }},{{ "abcdef"[10:] }}.',
+      "b,bd,ef,abcd,fedcba,fd,abcdef,.",
+    ],
+    [
+      '{{ xs[1:] | join("-") }},{{ (xs + [3, 4])[::-2] | join("-") }},{{ xs[none:1] | join }},{{ xs[5:] | length }},{{ "a😀b"[1:] }},{{ s[:] }},{{ xs[-1:][0] }}',
+      "2,4-2,1,0,😀b,ab,2",
+    ],
+    // A string's characters are code points in loops and in the filters that count or pick them (nunjucks split 😀 in two).
+    [
+      '{% for c in "a😀b" %}[{{ c }}]{% endfor %},{{ "a😀b" | length }},{{ "a😀b" | reverse }},{{ "😀b" | first }},{{ "a😀" | last }},{{ "a😀" | list | length }}',
+      "[a][😀][b],3,b😀a,😀,😀,2",
+    ],
     // `round(p)` of a float: Python's round() of its exact binary value (2.675 is 2.67499…), halves to even (0.125).
     [
       "{{ 2.675 | round(2) }},{{ 0.125 | round(2) }},{{ 0.375 | round(2) }},{{ -2.675 | round(2) }},{{ (h / 3) | round(5) }},{{ 1.15 | round(1) }},{{ 2.999 | round(2) | int }},{{ n | round(3) }},{{ 2.5 | round(2) }}",
@@ -158,6 +176,25 @@ describe("what Jinja computes differently from kernelc's numbers, or fails on, i
     ["{{ range(2.5) | length }}", "range() takes integers (as in Jinja), got 2.5: round it with `| int`"],
     ["{{ 1.005 | round(2) }}", "`1.005 | round(2)` is the float 1.0 in Jinja, which prints with `.0`"],
     ["{{ 2.5 | round(16) }}", "`round` takes a precision of 0 to 15 digits, not 16"],
+    [
+      "{{ s.length }}",
+      'a string has no members in kernelc templates (`.length` or `["length"]` is undefined or a method in Jinja): use a filter (`s | length`, `s | upper`) or an integer index (`[0]`, `[-1]`)',
+    ],
+    ['{{ s["upper"] }}', "a string has no members in kernelc templates"],
+    [
+      "{{ xs.length }}",
+      'a list has no members in kernelc templates (`.length` or `["length"]` is undefined or a method in Jinja): use a filter (`xs | length`, `xs | first`)',
+    ],
+    ['{{ xs["0"] }}', "a list has no members in kernelc templates"],
+    ["{{ n[1:] }}", "`[a:b]` slices a list or a string, not the integer 4"],
+    [
+      "{{ s[1.5:] }}",
+      "a slice's start must be an integer or left out, not the float 1.5 (Jinja gives an undefined value): convert it with `| int`",
+    ],
+    ['{{ xs[:"1"] }}', 'a slice\'s stop must be an integer or left out, not the string "1"'],
+    ["{{ s[undefinedName:] }}", "a slice's start must be an integer or left out, not an undefined value"],
+    ["{{ s[::0] }}", "a slice's step must not be 0 (an error in Jinja): leave it out for 1, or give -1 to reverse"],
+    ["{{ s[(6 / 2):] }}", "`6 / 2` is the float 3.0 in Jinja, which is not a slice index (a TypeError)"],
     ['{{ n | round(0, "up") }}', '`round`\'s method is "common", "ceil" or "floor", not "up"'],
     ["{{ n | int(0, 16) }}", "the filter `int` takes at most 1 (default)"],
     ["{{ n | abs(base=2) }}", "the filter `abs` has no argument `base`"],
@@ -203,6 +240,8 @@ const PARSE_ERRORS: readonly (readonly [string, string, number, boolean])[] = [
   ['{{ {"a": 1] }}', "`{` at line 2, column 4 is closed by `]`: close it with `}`", 11, false],
   ["{{ xs[0) }}", "`[` at line 2, column 6 is closed by `)`: close it with `]`", 8, false],
   ["{{ 2.0 }}", "`2.0` is a float in Jinja, which prints as `2.0`; kernelc templates keep integers integers: write `2`", 4, false],
+  ["{{ [1:2] }}", "a slice `a:b` is written only inside the brackets after a list or a string (`xs[1:]`, `s[:-1]`)", 5, true],
+  ["{{ s[1:2:3:4] }}", "a slice has at most three parts, `start:stop:step`", 11, false],
   [
     "{{ 9007199254740993 }}",
     "`9007199254740993` is outside ±9007199254740991 (2^53 - 1), beyond which kernelc templates cannot compute integers exactly: compute it in the spec",

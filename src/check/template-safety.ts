@@ -17,6 +17,16 @@ const njParser = require("nunjucks/src/parser") as { Parser: new (tokens: unknow
 const njNodes = require("nunjucks/src/nodes") as Record<string, new (lineno: number, colno: number, ...a: unknown[]) => unknown>;
 const njLib = require("nunjucks/src/lib") as { TemplateError: new (message: string, lineno?: number, colno?: number) => Error };
 
+/**
+ * A slice `start:stop:step` inside `x[…]` (each part may be left out: null). Nunjucks has no slices;
+ * TrackingParser makes this node where Jinja has its (Python's) slice, the sandbox's compiler
+ * compiles `x[a:b]` to Python's slicing, and the checks refuse it anywhere but inside `x[…]`.
+ */
+export const SliceNode = (njNodes.Node as unknown as { extend(name: string, props: object): new (...a: unknown[]) => unknown }).extend(
+  "Slice",
+  { fields: ["start", "stop", "step"] },
+);
+
 /** A token of nunjucks' lexer (0-based position). */
 interface NjToken {
   readonly lineno: number;
@@ -36,6 +46,7 @@ interface NjParser {
   parsePow(): unknown;
   parseAggregate(): unknown;
   parsePrimary(noPostfix?: boolean): unknown;
+  parseExpression(): unknown;
   fail(message: string, lineno?: number, colno?: number): never;
 }
 
@@ -88,10 +99,47 @@ class TrackingParser extends njParser.Parser {
     return node;
   }
 
+  /** For each aggregate being parsed, innermost last: the expression depth its items are parsed at when it is `[…]`, else -1. */
+  private readonly brackets: number[] = [];
+  /** How many parseExpression calls are running. */
+  private expressionDepth = 0;
+
+  /**
+   * An item of `[…]` may be a slice, `a:b`, `a:b:c`, `:b`, `a:`, `::c` (a SliceNode; each part an
+   * expression or left out): nunjucks failed on the `:` ("expected comma after expression").
+   */
+  override parseExpression(): unknown {
+    const item = this.brackets.length > 0 && this.brackets[this.brackets.length - 1] === this.expressionDepth;
+    this.expressionDepth++;
+    try {
+      if (!item) return super.parseExpression();
+      const first = this.peekToken();
+      const start = first?.type === "colon" ? null : super.parseExpression();
+      if (this.peekToken()?.type !== "colon") return start;
+      const parts: unknown[] = [start];
+      while (parts.length < 3 && this.peekToken()?.type === "colon") {
+        this.nextToken();
+        const next = this.peekToken()?.type;
+        parts.push(next === "colon" || next === "right-bracket" ? null : super.parseExpression());
+      }
+      const extra = this.peekToken();
+      if (extra?.type === "colon") this.fail("a slice has at most three parts, `start:stop:step`", extra.lineno, extra.colno);
+      return new SliceNode(first!.lineno, first!.colno, ...parts);
+    } finally {
+      this.expressionDepth--;
+    }
+  }
+
   /** A bracket closed by its own kind (nunjucks took `[1, 2)` and `(1]`). */
   override parseAggregate(): unknown {
     const open = this.peekToken();
-    const node = super.parseAggregate();
+    this.brackets.push(open?.type === "left-bracket" ? this.expressionDepth : -1);
+    let node: unknown;
+    try {
+      node = super.parseAggregate();
+    } finally {
+      this.brackets.pop();
+    }
     const close = this.lastToken;
     const want = open?.type !== undefined ? CLOSING[open.type] : undefined;
     if (node && want !== undefined && close !== undefined && close.value !== want)
@@ -407,6 +455,7 @@ const ALLOWED_NODES = new Set([
   "Capture",
   "Switch",
   "Case",
+  "Slice",
 ]);
 
 /** How a refused node type is written in a template, for messages. */
@@ -496,6 +545,11 @@ export function templateSafetyProblems(ast: unknown): TemplateProblem[] {
         else if (!isNode(val)) refuse(x, "`[]` needs an index inside it, such as `x[0]`", parent);
         break;
       }
+      case "Slice":
+        // Only an index is a slice (`xs[1:]`); in a list (`[1:2]`) or anywhere else it is not Jinja.
+        if (parent?.typename !== "LookupVal" || parent.val !== x)
+          refuse(x, "a slice `a:b` is written only inside the brackets after a list or a string (`xs[1:]`, `s[:-1]`)", parent);
+        break;
       case "Pair": {
         const key = x.key as NjNode | undefined;
         if (isNode(key) && key.typename === "Literal" && typeof key.value === "string") checkName(key, key.value, "the key", x);

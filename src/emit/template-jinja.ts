@@ -260,6 +260,77 @@ export function contains(needle: unknown, haystack: unknown): boolean {
   );
 }
 
+/** The last string indexed or sliced, and its code points when it has surrogates: a loop indexing one string looks at it once. */
+let lastString: string | undefined;
+let lastPoints: readonly string[] | undefined;
+
+/** A string's characters as Python counts them, code points (a string without surrogates is its own), kept for the last string. */
+export function codePoints(s: string): string | readonly string[] {
+  if (s !== lastString) {
+    lastString = s;
+    lastPoints = /[\uD800-\uDFFF]/.test(s) ? Array.from(s) : undefined;
+  }
+  return lastPoints ?? s;
+}
+
+/**
+ * Python's `seq[i]` of a string or a list for a number `i`: the item (a string's character: a code
+ * point, as Python counts) at `i`, counting from the end for a negative `i`; undefined past either
+ * end or for a non-integer, as Jinja's undefined.
+ */
+export function sequenceItem(seq: string | readonly unknown[], i: number): unknown {
+  if (!Number.isInteger(i)) return undefined;
+  const items = typeof seq === "string" ? codePoints(seq) : seq;
+  const at = i < 0 ? items.length + i : i;
+  return at >= 0 && at < items.length ? items[at] : undefined;
+}
+
+/**
+ * Python's `seq[start:stop:step]` of a string (by code points) or a list: each part an integer
+ * (a boolean is 0 or 1) or none (null) for its default, negative ones counting from the end, all
+ * clamped to the sequence as Python's slice.indices() does.
+ */
+export function sliceSequence(seq: unknown, start: unknown, stop: unknown, step: unknown): unknown {
+  if (typeof seq !== "string" && !Array.isArray(seq))
+    throw new JinjaSemanticsError(`\`[a:b]\` slices a list or a string, not ${describeValue(seq)}`);
+  const part = (v: unknown, name: string): number | undefined => {
+    if (v === null) return undefined;
+    if (v instanceof JinjaFloat) throw floatRefusal(v, "is not a slice index (a TypeError)");
+    const x = numeric(v);
+    if (!x || x.float)
+      throw new JinjaSemanticsError(
+        `a slice's ${name} must be an integer or left out, not ${describeValue(v)} (Jinja gives an undefined value): convert it with \`| int\``,
+      );
+    return x.n;
+  };
+  const by = part(step, "step") ?? 1;
+  if (by === 0)
+    throw new JinjaSemanticsError("a slice's step must not be 0 (an error in Jinja): leave it out for 1, or give -1 to reverse");
+  const items = typeof seq === "string" ? codePoints(seq) : seq;
+  const n = items.length;
+  const clamp = (v: number | undefined, fallback: number): number => {
+    if (v === undefined) return fallback;
+    if (v < 0) return Math.max(v + n, by < 0 ? -1 : 0);
+    return Math.min(v, by < 0 ? n - 1 : n);
+  };
+  const from = clamp(part(start, "start"), by < 0 ? n - 1 : 0);
+  const to = clamp(part(stop, "stop"), by < 0 ? -1 : n);
+  if (by === 1) {
+    const run = items.slice(from, Math.max(from, to));
+    return typeof run === "string" || typeof seq !== "string" ? run : run.join("");
+  }
+  const out: unknown[] = [];
+  for (let i = from; by > 0 ? i < to : i > to; i += by) out.push(items[i]);
+  return typeof seq === "string" ? out.join("") : out;
+}
+
+/** The refusal of a member of a string or a list (`s.length`, `xs["upper"]`), saying what to write. */
+export function noMembers(seq: string | readonly unknown[], key: string): string {
+  const what = typeof seq === "string" ? "a string" : "a list";
+  const filter = typeof seq === "string" ? "`s | length`, `s | upper`" : "`xs | length`, `xs | first`";
+  return `${what} has no members in kernelc templates (\`.${key}\` or \`[${JSON.stringify(key)}]\` is undefined or a method in Jinja): use a filter (${filter}) or an integer index (\`[0]\`, \`[-1]\`)`;
+}
+
 /** `a ~ b`: the Python text of each (booleans as WGSL's `true`/`false`, as kernelc prints them). */
 export function concatText(v: unknown): string {
   if (v instanceof JinjaFloat) throw floatRefusal(v, "`~` would join as text ending in `.0`");
@@ -295,7 +366,12 @@ export function floatFilter(v: unknown, fallback: unknown = 0): unknown {
   return made(n, true, () => `${short(v)} | float`);
 }
 
-/** Jinja's `round(precision=0, method="common")`: Python's round (halves to even) on an int or a float; `ceil` and `floor` as Jinja's. */
+/**
+ * Jinja's `round(precision=0, method="common")`: "common" is Python's round() (the int itself for an
+ * int; for a float the nearest multiple of 10^-precision to its exact binary value, halves to the
+ * even one, as the float nearest that decimal); "ceil" and "floor" as Jinja computes them,
+ * `math.ceil(value * 10**precision) / 10**precision`.
+ */
 export function roundFilter(v: unknown, precision: unknown = 0, method: unknown = "common"): unknown {
   const x = numeric(v);
   if (!x) throw new JinjaSemanticsError(`\`round\` needs a number, not ${describeValue(v)}`);
@@ -303,19 +379,41 @@ export function roundFilter(v: unknown, precision: unknown = 0, method: unknown 
     throw new JinjaSemanticsError(`\`round\` takes a precision of 0 to 15 digits, not ${short(precision)}`);
   if (method !== "common" && method !== "ceil" && method !== "floor")
     throw new JinjaSemanticsError(`\`round\`'s method is "common", "ceil" or "floor", not ${short(method)}`);
-  const what = (): string => `${short(v)} | round`;
-  const scale = 10 ** precision;
-  if (method !== "common") return made((method === "ceil" ? Math.ceil : Math.floor)(x.n * scale) / scale, true, what);
+  const what = (): string => `${short(v)} | round${precision === 0 ? "" : `(${precision})`}`;
+  if (method !== "common") {
+    // An int times 10**precision is an exact int in Python, whose ceil or floor divided back is the int (as a float).
+    if (!x.float) return made(x.n, true, what);
+    // 10**precision is exact as a double up to 10**22; the product, its ceil or floor and the quotient
+    // are each rounded once, as Python's float * int, math.ceil and int / int round them.
+    const scale = Number(`1e${precision}`);
+    return made((method === "ceil" ? Math.ceil : Math.floor)(x.n * scale) / scale, true, what);
+  }
   if (!x.float) return x.n;
-  if (precision !== 0)
-    throw new JinjaSemanticsError(
-      `\`round(${precision})\` of a float rounds its exact binary value in Jinja, which kernelc does not reproduce: round to an integer (\`| round\`) or compute the value in the spec`,
-    );
-  // Python's round(): the nearest integer, halves to the even one (x.n is exact, so a half is exact).
-  const fl = Math.floor(x.n);
-  const diff = x.n - fl;
-  const r = diff > 0.5 || (diff === 0.5 && fl % 2 !== 0) ? fl + 1 : fl;
-  return made(r, true, what);
+  return made(pythonRound(x.n, precision), true, what);
+}
+
+/**
+ * Python's `round(x, digits)` of a finite float (CPython's double_round): the decimal with `digits`
+ * digits after the point nearest to x's exact binary value, halves to the even last digit, read
+ * back as the nearest double. Computed exactly: x is mantissa * 2^exponent, so x * 10^digits is
+ * the fraction mantissa * 10^digits / 2^-exponent.
+ */
+export function pythonRound(x: number, digits: number): number {
+  if (!Number.isFinite(x) || Number.isInteger(x)) return x;
+  const view = new DataView(new ArrayBuffer(8));
+  view.setFloat64(0, Math.abs(x));
+  const bits = view.getBigUint64(0);
+  const biased = Number(bits >> 52n);
+  const fraction = bits & ((1n << 52n) - 1n);
+  // A value that is not an integer has a negative binary exponent (|x| < 2^52 here).
+  const mantissa = biased === 0 ? fraction : fraction | (1n << 52n);
+  const shift = BigInt(1075 - (biased === 0 ? 1 : biased));
+  const numerator = mantissa * 10n ** BigInt(digits);
+  const denominator = 1n << shift;
+  let q = numerator / denominator;
+  const twice = 2n * (numerator % denominator);
+  if (twice > denominator || (twice === denominator && q % 2n === 1n)) q += 1n;
+  return Number(`${x < 0 ? "-" : ""}${q}e-${digits}`);
 }
 
 /** Jinja's `abs`. */

@@ -21,15 +21,20 @@ import {
   JinjaFloat,
   absFilter,
   binary,
+  codePoints,
   compareChain,
   describeValue,
   concatText,
+  equal,
   contains,
   floatFilter,
   floatRefusal,
   formatNumber,
   intFilter,
+  noMembers,
   roundFilter,
+  sequenceItem,
+  sliceSequence,
   truthy,
   unary,
 } from "./template-jinja.js";
@@ -211,6 +216,72 @@ class LocatingCompiler extends njCompiler.Compiler {
       self._withScopedSyntax(() => self.compile(node.else_, frame));
     }
     self._emit("}\n");
+  }
+
+  /**
+   * `{% switch x %}{% case a %}…{% default %}…{% endswitch %}` (a Nunjucks tag, not Jinja's): its
+   * value computed once, then each case compared with it in order by Jinja's `==` (nunjucks wrote a
+   * JavaScript `switch`, which compares with `===`: `6 / 2` matched no `case 3`, `[1]` no
+   * `case [1]`). As nunjucks', a case with an empty body runs the body of the next case (or of the
+   * default, after the last case).
+   */
+  compileSwitch(
+    node: { expr: unknown; cases: { cond: unknown; body: { children: unknown[] } }[]; default: unknown },
+    frame: unknown,
+  ): void {
+    const self = this as unknown as CompilerSelf & { _tmpid(): string; _withScopedSyntax(f: () => void): void };
+    const value = self._tmpid();
+    self._emit(`var ${value} = (`);
+    self.compile(node.expr, frame);
+    self._emit(");\n");
+    let pending: unknown[] = [];
+    let branches = 0;
+    for (const c of node.cases) {
+      pending.push(c.cond);
+      if (c.body.children.length === 0) continue;
+      self._emit(branches++ > 0 ? "else if (" : "if (");
+      pending.forEach((cond, i) => {
+        if (i > 0) self._emit(" || ");
+        this.call("runtime.jinjaEqual", [value, cond], frame);
+      });
+      self._emit(") {\n");
+      self._withScopedSyntax(() => self.compile(c.body, frame));
+      self._emit("}\n");
+      pending = [];
+    }
+    // Nothing matched: the empty cases after the last body are still compared (JavaScript's switch
+    // computed each case until one matched; one may fail), then the default runs, as it does when
+    // one of them matches.
+    if (pending.length === 0 && !node.default) return;
+    if (branches > 0) self._emit("else {\n");
+    if (pending.length > 0) {
+      self._emit("if (");
+      pending.forEach((cond, i) => {
+        if (i > 0) self._emit(" || ");
+        this.call("runtime.jinjaEqual", [value, cond], frame);
+      });
+      self._emit(") {}\n");
+    }
+    if (node.default) self._withScopedSyntax(() => self.compile(node.default, frame));
+    if (branches > 0) self._emit("}\n");
+  }
+
+  /** `x[i]`, `x.name`, and `x[a:b:c]` (a slice, Python's: src/check/template-safety.ts parses it) of a list or a string. */
+  compileLookupVal(
+    node: { target: unknown; val: { typename?: string; start?: unknown; stop?: unknown; step?: unknown } },
+    frame: unknown,
+  ): void {
+    const self = this as unknown as CompilerSelf;
+    if (node.val?.typename !== "Slice") {
+      self._emit("runtime.memberLookup((");
+      self._compileExpression(node.target, frame);
+      self._emit("),");
+      self._compileExpression(node.val, frame);
+      self._emit(")");
+      return;
+    }
+    const { start, stop, step } = node.val;
+    this.call("runtime.jinjaSlice", [node.target, ...[start, stop, step].map((part) => part ?? "null")], frame);
   }
 
   /** Writes `fn(arg, …)`: a string argument as written, `{ lazy: node }` as a function returning the node's value, any other the node's code. */
@@ -550,12 +621,19 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
         throw new TemplateSandboxError(`a member name must be a string or a number, not ${key === null ? "null" : typeof key}`);
       if (typeof key === "string") refuseName(key);
       budget.tick();
-      if (typeof obj !== "object" || !(Array.isArray(obj) || isPlainData(obj))) return undefined;
-      if (Array.isArray(obj) && key === "length") return obj.length;
-      // As in Python, a negative index counts from the end (`dims[-1]` is the last item).
-      if (Array.isArray(obj) && typeof key === "number" && Number.isInteger(key) && key < 0 && key >= -obj.length)
-        return obj[obj.length + key];
+      // A string or a list is indexed by an integer as in Python (`s[-1]` is the last character),
+      // undefined past either end as in Jinja; it has no members (`xs.length`, `s["length"]` are
+      // JavaScript's, undefined or a method in Jinja).
+      if (typeof obj === "string" || Array.isArray(obj)) {
+        if (typeof key === "string") throw new TemplateSandboxError(noMembers(obj, key));
+        return sequenceItem(obj, key);
+      }
+      if (typeof obj !== "object" || !isPlainData(obj)) return undefined;
       return Object.hasOwn(obj, key) ? (obj as Record<string | number, unknown>)[key] : undefined;
+    },
+    jinjaSlice(seq: unknown, start: unknown, stop: unknown, step: unknown): unknown {
+      budget.tick();
+      return sliceSequence(seq, start, stop, step);
     },
     contextOrFrameLookup(context: { ctx: Record<string, unknown> }, frame: FrameLike, name: string): unknown {
       refuseName(name);
@@ -591,7 +669,9 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     },
     fromIterator(arr: unknown): unknown {
       if (arr instanceof JinjaFloat) throw floatRefusal(arr, "cannot be looped over");
-      const items = njRuntime.fromIterator(arr);
+      // A string is looped over by its characters as Python counts them (nunjucks split a
+      // character outside the BMP into its two UTF-16 halves).
+      const items = typeof arr === "string" ? codePoints(arr) : njRuntime.fromIterator(arr);
       const n =
         Array.isArray(items) || typeof items === "string"
           ? items.length
@@ -606,6 +686,7 @@ function makeRuntime(limits: RenderLimits): SandboxRuntime {
     jinjaTruthy: truthy,
     jinjaIn: contains,
     jinjaCompare: compareChain,
+    jinjaEqual: equal,
     jinjaAnd: (a: unknown, b: () => unknown): unknown => (truthy(a) ? b() : a),
     jinjaOr: (a: unknown, b: () => unknown): unknown => (truthy(a) ? a : b()),
     jinjaConcat(a: unknown, b: unknown): string {
@@ -800,6 +881,9 @@ function callJinjaFilter(name: string, { params, f }: JinjaFilter, args: readonl
   return f(args[0], ...values);
 }
 
+/** Filters that count, pick or reverse the characters of a string. */
+const CHARACTER_FILTERS: ReadonlySet<string> = new Set(["length", "first", "last", "list", "reverse"]);
+
 /** Filters whose attribute form reads members of the items (`join(", ", "x")`, `sort(attribute="x")`): the sandbox refuses that form. */
 const ATTRIBUTE_ARG: Readonly<Record<string, number>> = { join: 2, sum: 1, sort: 3 };
 
@@ -904,6 +988,13 @@ export class SandboxEnvironment extends nunjucks.Environment {
           active()
             ?.budget()
             .step(made, () => `the filter \`${name}\` making ${made} items`);
+        // These count, pick or reverse a string's characters: as Python counts them, by code point
+        // (nunjucks' split a character outside the BMP into its two UTF-16 halves).
+        const points = typeof args[0] === "string" && CHARACTER_FILTERS.has(name) ? codePoints(args[0]) : undefined;
+        if (points !== undefined && typeof points !== "string") {
+          const r = f.apply(this, [[...points], ...args.slice(1)]);
+          return name === "reverse" ? (r as string[]).join("") : r;
+        }
         const r = f.apply(this, args);
         const text = typeof r === "string" ? r : r instanceof (njRuntime.SafeString as new () => object) ? String(r) : undefined;
         if (text !== undefined && text.length > maxChars)

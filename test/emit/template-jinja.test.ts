@@ -101,6 +101,33 @@ describe("expressions render as in Jinja", () => {
     ],
     ['{{ range(10, 0, -3) | join(",") }};{{ range(0, -5, -2) | join(",") }};{{ range(3, 3) | length }}', "10,7,4,1;0,-2,-4;0"],
     ["{{ xs[-1] }},{{ xs[-2] }}", "2,1"],
+    // Strings index as Python's (by code point, negative from the end, undefined past either end) and slice as Python's.
+    [
+      '{{ s[0] }},{{ s[-1] }},{{ "abc"[1] }},{{ s[0] == "a" }},{{ s[2] is defined }},{{ s[-3] is defined }},{{ "a😀b"[-2] }}',
+      "a,b,b,true,false,false,😀",
+    ],
+    [
+      '{{ s[1:] }},{{ "abcdef"[1:5:2] }},{{ "abcdef"[-2:] }},{{ "abcdef"[:-2] }},{{ "abcdef"[::-1] }},{{ "abcdef"[5:1:-2] }},{{ "abcdef"[-100:100] }},{{ "abcdef"[10:] }}.',
+      "b,bd,ef,abcd,fedcba,fd,abcdef,.",
+    ],
+    [
+      '{{ xs[1:] | join("-") }},{{ (xs + [3, 4])[::-2] | join("-") }},{{ xs[none:1] | join }},{{ xs[5:] | length }},{{ "a😀b"[1:] }},{{ s[:] }},{{ xs[-1:][0] }}',
+      "2,4-2,1,0,😀b,ab,2",
+    ],
+    // A string's characters are code points in loops and in the filters that count or pick them (nunjucks split 😀 in two).
+    [
+      '{% for c in "a😀b" %}[{{ c }}]{% endfor %},{{ "a😀b" | length }},{{ "a😀b" | reverse }},{{ "😀b" | first }},{{ "a😀" | last }},{{ "a😀" | list | length }}',
+      "[a][😀][b],3,b😀a,😀,😀,2",
+    ],
+    // `round(p)` of a float: Python's round() of its exact binary value (2.675 is 2.67499…), halves to even (0.125).
+    [
+      "{{ 2.675 | round(2) }},{{ 0.125 | round(2) }},{{ 0.375 | round(2) }},{{ -2.675 | round(2) }},{{ (h / 3) | round(5) }},{{ 1.15 | round(1) }},{{ 2.999 | round(2) | int }},{{ n | round(3) }},{{ 2.5 | round(2) }}",
+      "2.67,0.12,0.38,-2.67,0.16667,1.1,3,4,2.5",
+    ],
+    [
+      '{{ 42.55 | round(1, "floor") }},{{ 123.456 | round(1, "ceil") }},{{ -(1 / 3) | round(5, "floor") }},{{ n | round(2, "ceil") | int }},{{ 0.1 | round(15) }}',
+      "42.5,123.5,-0.33334,4,0.1",
+    ],
     ["{{ 1 + true }},{{ (1 < 2) == true }},{{ -0 }}", "2,true,0"],
   ])("%s renders %s", (src, out) => {
     expect(render(src)).toBe(`${out}\n`);
@@ -147,7 +174,27 @@ describe("what Jinja computes differently from kernelc's numbers, or fails on, i
     ["{{ 1 in n }}", "`in` needs a list, a string or a mapping on its right, not the integer 4 (Jinja fails here)"],
     ['{{ "x" ~ none }}', "`~` joins none, which Jinja writes as `None`"],
     ["{{ range(2.5) | length }}", "range() takes integers (as in Jinja), got 2.5: round it with `| int`"],
-    ["{{ 2.5 | round(2) }}", "`round(2)` of a float rounds its exact binary value in Jinja"],
+    ["{{ 1.005 | round(2) }}", "`1.005 | round(2)` is the float 1.0 in Jinja, which prints with `.0`"],
+    ["{{ 2.5 | round(16) }}", "`round` takes a precision of 0 to 15 digits, not 16"],
+    [
+      "{{ s.length }}",
+      'a string has no members in kernelc templates (`.length` or `["length"]` is undefined or a method in Jinja): use a filter (`s | length`, `s | upper`) or an integer index (`[0]`, `[-1]`)',
+    ],
+    ['{{ s["upper"] }}', "a string has no members in kernelc templates"],
+    [
+      "{{ xs.length }}",
+      'a list has no members in kernelc templates (`.length` or `["length"]` is undefined or a method in Jinja): use a filter (`xs | length`, `xs | first`)',
+    ],
+    ['{{ xs["0"] }}', "a list has no members in kernelc templates"],
+    ["{{ n[1:] }}", "`[a:b]` slices a list or a string, not the integer 4"],
+    [
+      "{{ s[1.5:] }}",
+      "a slice's start must be an integer or left out, not the float 1.5 (Jinja gives an undefined value): convert it with `| int`",
+    ],
+    ['{{ xs[:"1"] }}', 'a slice\'s stop must be an integer or left out, not the string "1"'],
+    ["{{ s[undefinedName:] }}", "a slice's start must be an integer or left out, not an undefined value"],
+    ["{{ s[::0] }}", "a slice's step must not be 0 (an error in Jinja): leave it out for 1, or give -1 to reverse"],
+    ["{{ s[(6 / 2):] }}", "`6 / 2` is the float 3.0 in Jinja, which is not a slice index (a TypeError)"],
     ['{{ n | round(0, "up") }}', '`round`\'s method is "common", "ceil" or "floor", not "up"'],
     ["{{ n | int(0, 16) }}", "the filter `int` takes at most 1 (default)"],
     ["{{ n | abs(base=2) }}", "the filter `abs` has no argument `base`"],
@@ -193,6 +240,8 @@ const PARSE_ERRORS: readonly (readonly [string, string, number, boolean])[] = [
   ['{{ {"a": 1] }}', "`{` at line 2, column 4 is closed by `]`: close it with `}`", 11, false],
   ["{{ xs[0) }}", "`[` at line 2, column 6 is closed by `)`: close it with `]`", 8, false],
   ["{{ 2.0 }}", "`2.0` is a float in Jinja, which prints as `2.0`; kernelc templates keep integers integers: write `2`", 4, false],
+  ["{{ [1:2] }}", "a slice `a:b` is written only inside the brackets after a list or a string (`xs[1:]`, `s[:-1]`)", 5, true],
+  ["{{ s[1:2:3:4] }}", "a slice has at most three parts, `start:stop:step`", 11, false],
   [
     "{{ 9007199254740993 }}",
     "`9007199254740993` is outside ±9007199254740991 (2^53 - 1), beyond which kernelc templates cannot compute integers exactly: compute it in the spec",
@@ -226,6 +275,36 @@ describe("constructs Jinja and Python, or Jinja and Nunjucks, read differently a
     expect(render("{{ (2 ** 3) ** 2 }},{{ 2 ** (3 ** 2) }},{{ (-2) ** 2 }},{{ -(2 ** 2) }},{{ (n + 1) is even }},{{ [1, 2][1] }}")).toBe(
       "64,512,4,-4,false,2\n",
     );
+  });
+});
+
+describe("`{% switch %}` compares its cases by Jinja's `==`", () => {
+  const render = scratch();
+  // Nunjucks compiled the tag to a JavaScript switch (`===`): `6 / 2` matched no `case 3`, `[1, 2]` no `case [1, 2]`.
+  test.each([
+    ["{% switch 6 / 2 %}{% case 3 %}three{% default %}other{% endswitch %}", "three"],
+    ["{% switch h * 2 %}{% case 1 %}one{% endswitch %}", "one"],
+    ['{% switch "1" %}{% case 1 %}one{% default %}other{% endswitch %}', "other"],
+    ['{% switch n %}{% case "4" %}text{% case 4 %}four{% endswitch %}', "four"],
+    ["{% switch xs %}{% case [2, 1] %}no{% case [1, 2] %}list{% endswitch %}", "list"],
+    ['{% switch d %}{% case {"a": 1} %}map{% endswitch %}', "map"],
+    ["{% switch true %}{% case 1 %}one{% endswitch %}", "one"],
+    // An empty case runs the next case's body (or the default's, after the last case), as nunjucks' did.
+    ["{% switch n %}{% case 3 %}{% case 4 %}3or4{% case 5 %}five{% endswitch %}", "3or4"],
+    ["{% switch n %}{% case 5 %}five{% case 4 %}{% default %}dflt{% endswitch %}", "dflt"],
+    ["{% switch n %}{% case 5 %}five{% case 6 %}{% endswitch %}.", "."],
+    // The value is computed once; the cases in order, until one matches.
+    ["{% switch n %}{% case 4 %}{% case n + undefinedName %}{% endswitch %}.", "."],
+  ])("%s renders %s", (src, out) => {
+    expect(render(src)).toBe(`${out}\n`);
+  });
+
+  test("a case that cannot be compared is a located template_error", () => {
+    const err = thrown(() => render("// line 1\n{% switch n %}{% case 5 %}five{% case n + undefinedName %}x{% endswitch %}\n"));
+    expect(err).toBeInstanceOf(RenderError);
+    const e = err as RenderError;
+    expect(e.message).toContain("`+` cannot take the integer 4 and an undefined value (Jinja fails here)");
+    expect([e.file, e.line]).toEqual(["t.jinja", 2]);
   });
 });
 

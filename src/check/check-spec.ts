@@ -27,6 +27,7 @@ import { EvalError, dim as dimOf } from "../lang/ops.js";
 import { alwaysFailingNodes, alwaysFailsDiagnostic } from "./always-fails.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
+import { absentTensorReadErrors } from "./absent-reads.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { unusedWarnings } from "./unused.js";
@@ -1364,6 +1365,7 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
   const warnings = [
     ...unused,
     ...optionalBindingWarnings(kernel, spec.file, envOf),
+    ...absentTensorReadErrors(kernel, spec.file, envOf),
     ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : []),
   ];
   const result = { kernel, diagnostics: [...c.diags, ...warnings] };

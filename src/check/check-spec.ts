@@ -457,12 +457,17 @@ class SpecChecker {
             : t.k === "list" && (t.elem.k === "int" || t.elem.k === "number");
     if (!ok) {
       const code: Code = want === "bool" ? "condition_not_bool" : "type_mismatch";
+      // A float where an int belongs: say how to get an int (a float operand makes a whole sum a float).
+      const floatHint =
+        want === "int" && t.k === "float"
+          ? `round it to an int with \`floor(…)\` or \`ceilDiv(a, b)\`; a float literal (\`0.5\`, \`1.0\`) or a float attribute makes the whole expression a float, and \`/\` of two ints is already an int`
+          : undefined;
       this.diags.push(
         makeDiagnostic(
           code,
           `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`,
           exprLocation(this.file, c.source, c.texpr.span),
-          { hint },
+          { hint: hint ?? floatHint },
         ),
       );
     }

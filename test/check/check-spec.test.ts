@@ -250,3 +250,19 @@ describe("a float where an int belongs", () => {
     for (const d of p) expect(d.hint).toMatch(/^round it to an int with `floor\(…\)` or `ceilDiv\(a, b\)`; a float literal/);
   });
 });
+
+describe("a workgroup count known without a call", () => {
+  it("is dispatch_out_of_range when negative (every call failed with an eval error)", () => {
+    const s = base();
+    s.derive = { nothing: "0 - 1" };
+    s.variants[0].passes[0].dispatch = { x: "1", y: "nothing", z: "dim(shapes.x, 0) - 1" };
+    const p = problems(s).filter((d) => d.code === "dispatch_out_of_range");
+    expect(p.map((d) => [d.pointer, d.message, d.hint])).toEqual([
+      [
+        "/variants/0/passes/0/dispatch/y",
+        "dispatch y is always -1, a negative workgroup count: every call would fail to plan",
+        "give a count of 0 or more (0 skips the pass)",
+      ],
+    ]);
+  });
+});

@@ -21,7 +21,6 @@ import type { ReusableDispatcher } from "../emit/dispatcher-reuse.js";
 import { TemplateRenderer } from "../emit/render.js";
 import {
   createRenderMemo,
-  IMPLICIT_INSTANCE,
   recordEnabledFeatures,
   renderShader,
   validateShaders,
@@ -43,7 +42,7 @@ import type { CheckedKernel } from "../model/checked.js";
 import { configPins, pinnedTunables, type LoadedConfig } from "../plan/config.js";
 import { applyRule, ruleProblem, ruleTunables, type TunedRule } from "../plan/tuned-rule.js";
 import type { AssignmentModel, KernelModel, PassModel, VariantModel } from "../plan/dispatch-model.js";
-import { enumerateKernel, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
+import { enumerateKernel, IMPLICIT_INSTANCE, type KernelProfileBuild, type ParsedInstance } from "../plan/enumerate.js";
 import { parseInstances } from "../plan/instances.js";
 import { buildTimeConstantProblems } from "../plan/finite-check.js";
 import { resolveProfile, type Profile } from "../plan/profiles.js";

@@ -74,9 +74,10 @@ export function alwaysFailingNodes(e: TExpr, env: EvalEnv): AlwaysFailingScan {
   const visit = (x: TExpr, guard: Guard | undefined): boolean => {
     switch (x.k) {
       case "const":
-      case "leaf":
       case "hasAttr":
         return false;
+      // A leaf fails only where the environment knows its tensor is absent (absent-reads.ts); it
+      // is evaluated below like any node without failing children.
       case "derive":
         if (!guard) unguardedReads.add(x.name);
         return false;

@@ -26,6 +26,7 @@ import { EvalError, dim as dimOf } from "../lang/ops.js";
 import { alwaysFailingNodes, alwaysFailsDiagnostic } from "./always-fails.js";
 import { exprLocation, whereLocation } from "./locate.js";
 import { optionalBindingWarnings, unboundOutputWarnings } from "./optional-bindings.js";
+import { absentTensorReadErrors } from "./absent-reads.js";
 import { templateReads, TemplateSyntaxError } from "./template-reads.js";
 import { TEMPLATE_NESTING_HINT } from "./template-scan.js";
 import { templateGuess, templateSegmentsProblem } from "./template-path.js";
@@ -456,12 +457,17 @@ class SpecChecker {
             : t.k === "list" && (t.elem.k === "int" || t.elem.k === "number");
     if (!ok) {
       const code: Code = want === "bool" ? "condition_not_bool" : "type_mismatch";
+      // A float where an int belongs: say how to get an int (a float operand makes a whole sum a float).
+      const floatHint =
+        want === "int" && t.k === "float"
+          ? `round it to an int with \`floor(…)\` or \`ceilDiv(a, b)\`; a float literal (\`0.5\`, \`1.0\`) or a float attribute makes the whole expression a float, and \`/\` of two ints is already an int`
+          : undefined;
       this.diags.push(
         makeDiagnostic(
           code,
           `${what} must be ${want === "shape" ? "a shape (list<int>)" : `a${want === "int" ? "n" : ""} ${want}`}, found ${showType(t)}`,
           exprLocation(this.file, c.source, c.texpr.span),
-          { hint },
+          { hint: hint ?? floatHint },
         ),
       );
     }
@@ -1208,6 +1214,15 @@ class SpecChecker {
     const dispatch = [p.dispatch.x, p.dispatch.y, p.dispatch.z].map((d, i) => {
       const c = this.checkIn(d, env);
       this.expectType(c, "int", `dispatch ${"xyz"[i]}`);
+      if (this.nestingReported.size === 0 && !hasErrorType(c.texpr) && c.texpr.type.k !== "float") {
+        // A count known without a call and below 0 fails every call (the profile's maximum is the build's to check).
+        const v = tryEvaluate(
+          c.texpr,
+          this.constEnv((n) => env.get(n), env),
+        );
+        if (typeof v === "number" && Number.isFinite(v) && !dispatchFits(v, Infinity))
+          this.diags.push(dispatchRangeDiagnostic(this.file, c.source, "xyz"[i]!, v, Infinity));
+      }
       return c;
     }) as unknown as [CExpr, CExpr, CExpr];
     const shader = this.resolveShader(p);
@@ -1249,6 +1264,27 @@ export function uniformFits(type: string, value: number): boolean {
   if (type === "f32") return Number.isFinite(Math.fround(value));
   const [lo, hi] = type === "u32" ? [0, 4294967295] : [-2147483648, 2147483647];
   return Number.isInteger(value) && value >= lo && value <= hi;
+}
+
+/** Whether a workgroup count is one a dispatch can have: an integer in 0..max. */
+export function dispatchFits(value: number, max: number): boolean {
+  return Number.isInteger(value) && value >= 0 && value <= max;
+}
+
+/** The dispatch_out_of_range diagnostic of a workgroup count known without a call (`context` as for uniformRangeDiagnostic; `max` Infinity at lint). */
+export function dispatchRangeDiagnostic(file: string, src: ExprSource, axis: string, value: number, max: number, context = ""): Diagnostic {
+  const range = value < 0 ? "a negative workgroup count" : `outside 0..${max} (maxComputeWorkgroupsPerDimension)`;
+  return makeDiagnostic(
+    "dispatch_out_of_range",
+    `dispatch ${axis} is always ${value}${context}, ${range}: every call would fail to plan`,
+    whereLocation(file, src.where),
+    {
+      hint:
+        value < 0
+          ? "give a count of 0 or more (0 skips the pass)"
+          : "dispatch fewer, larger workgroups (a bigger tunable workgroup or more work per invocation), or fold the count into y",
+    },
+  );
 }
 
 /** The uniform_out_of_range diagnostic of a field whose value is known (`context` says for which build values, when not a constant). */
@@ -1359,6 +1395,7 @@ export function checkKernel(spec: KernelSpec, ctx: CheckContext): CheckResult {
   const warnings = [
     ...unused,
     ...optionalBindingWarnings(kernel, spec.file, envOf),
+    ...absentTensorReadErrors(kernel, spec.file, envOf),
     ...(clean ? unboundOutputWarnings(kernel, spec.file, envOf) : []),
   ];
   const result = { kernel, diagnostics: [...c.diags, ...warnings] };

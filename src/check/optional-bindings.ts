@@ -128,6 +128,11 @@ function excludes(kernel: CheckedKernel, variant: CheckedVariant, id: string, pr
   return true;
 }
 
+/** Whether the variant's or kernel's conditions are false whenever tensor `id` is present: no call the variant plans gives it. */
+export function excludesPresent(kernel: CheckedKernel, variant: CheckedVariant, id: string, envOf: VariantEnv): boolean {
+  return excludes(kernel, variant, id, true, envOf);
+}
+
 /** Whether the variant's or kernel's conditions are false whenever tensor `id` is absent: the variant requires it. */
 function requires(kernel: CheckedKernel, variant: CheckedVariant, id: string, envOf: VariantEnv): boolean {
   return excludes(kernel, variant, id, false, envOf);
@@ -183,7 +188,7 @@ export function unboundOutputWarnings(kernel: CheckedKernel, file: string, envOf
     for (const pass of variant.passes) for (const b of pass.bindings) if (b.kind === "arg" && b.ref !== undefined) bound.add(b.ref);
     for (const o of kernel.spec.outputs) {
       if (bound.has(o.name)) continue;
-      if (o.optional && excludes(kernel, variant, o.name, true, envOf)) continue;
+      if (o.optional && excludesPresent(kernel, variant, o.name, envOf)) continue;
       out.push(
         makeDiagnostic(
           "output_unbound",

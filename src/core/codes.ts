@@ -74,6 +74,10 @@ export const CODES = {
     severity: "error",
     summary: "A uniform field's value is known without a call and is outside its type's range (u32, i32, or a finite f32).",
   },
+  dispatch_out_of_range: {
+    severity: "error",
+    summary: "A workgroup count is known without a call and is negative, or above the profile's maxComputeWorkgroupsPerDimension.",
+  },
   non_finite_value: { severity: "error", summary: "A constant sub-expression evaluates to infinity or NaN (such as `1e300 * 1e300`)." },
   expr_always_fails: {
     severity: "error",

@@ -459,7 +459,9 @@ export class AssignmentGen {
 
   private call(x: Extract<TExpr, { k: "call" }>, e: GenEnv, src: CExpr): Code {
     const dim = this.dimRead(x, e, src);
-    return dim === undefined ? { code: this.callCode(x, e, src) } : { code: dim, read: true };
+    // `shape[k]` is `number | undefined` under noUncheckedIndexedAccess: untyped, so that a memo
+    // whose value is a conditional with it in a branch casts the value to its type.
+    return dim === undefined ? { code: this.callCode(x, e, src) } : { code: dim, read: true, untyped: true };
   }
 
   /** `dim(shapes.X, k)` as a plain read, when it is one (see guaranteedDim). */

@@ -335,12 +335,11 @@ function passMethod(cx: AssignmentContext, pm: VariantModel["passes"][number], p
           `    const ${r}${ty(": number")} = $fail("eval", pp + ${q(`: tensor \`${b.ref}\` has dtype ${dtype}, which cannot be bound`)});`,
         );
       } else {
-        // The byte size from the snapshot's element count, checked against the binding limit. Computed
-        // in each pass that binds the tensor (a multiplication and a comparison: cheaper than a memo
-        // field in the context and a method to fill it); the first binding fails first, as before.
-        const [limit, max] =
-          b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-        const lim = cx.konst(`[${max}, ${q(limit)}, ${sc(name)}]`, "readonly [number, string, string]");
+        // The byte size from the snapshot's element count, checked against the binding limit (a tensor
+        // is a storage buffer). Computed in each pass that binds the tensor (a multiplication and a
+        // comparison: cheaper than a memo field in the context and a method to fill it); the first
+        // binding fails first, as before.
+        const lim = cx.konst(`[${maxStorage}, ${q("maxStorageBufferBindingSize")}, ${sc(name)}]`, "readonly [number, string, string]");
         body.push(`    const ${r} = $buf(${t}${ty("!")}, ${q(b.ref!)}, ${bytes}, ${lim});`);
       }
       return r;

@@ -20,7 +20,7 @@ import { LineMap } from "../core/line-map.js";
 import { UNKNOWN } from "../lang/evaluate.js";
 import { EvalError } from "../lang/ops.js";
 import type { CheckedBinding, CheckedKernel, CheckedPass, CheckedVariant } from "../model/checked.js";
-import type { ShaderRequest } from "../plan/enumerate.js";
+import { IMPLICIT_INSTANCE, type ShaderRequest } from "../plan/enumerate.js";
 import { bindingElementType, DeriveEnv, StaticLeaves, wgslScalar, type StaticFacts } from "../plan/env.js";
 import { f16StorageFor, type F16Storage } from "../plan/f16-storage.js";
 import { FEATURE_NAMES, resolveProfile, type Profile } from "../plan/profiles.js";
@@ -39,9 +39,6 @@ import type { WgslProblem, WgslValidator } from "./validate-wgsl.js";
 import { declareResources, type Declarations, type DeclBinding } from "./wgsl-declarations.js";
 import { checkWorkgroupLimits, identifierCounts, workgroupFacts, type LimitProblem, type WorkgroupFacts } from "./wgsl-limits.js";
 import { MAX_INPUT_BYTES, readInputFile } from "../core/read-file.js";
-
-/** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
-export const IMPLICIT_INSTANCE = "(no instance)";
 
 /** A distinct shader body and what it was rendered from. */
 export interface ShaderRecord {

@@ -216,6 +216,9 @@ function impliedLeaves(groups: readonly (readonly [readonly TExpr[], ReadonlyMap
   return found;
 }
 
+/** The name of the one instance a kernel without configured instances is built for (nothing pinned). */
+export const IMPLICIT_INSTANCE = "(no instance)";
+
 /** Enumerates, prunes and expands one kernel on one profile. */
 export function enumerateKernel(
   kernel: CheckedKernel,
@@ -409,7 +412,7 @@ function expandInstances(
       });
       if (unknownReads.length) {
         reasons.push(
-          `${combo}instance \`${inst.name}\` does not fix ${[...new Set(unknownReads)].join(", ")}, which the templates of variant \`${v.id}\` read`,
+          `${combo}${inst.name === IMPLICIT_INSTANCE ? "a build without instances" : `instance \`${inst.name}\``} does not fix ${[...new Set(unknownReads)].join(", ")}, which the templates of variant \`${v.id}\` read`,
         );
         continue;
       }

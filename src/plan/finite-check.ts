@@ -7,7 +7,16 @@
  * on the profile and does not fit its type is `uniform_out_of_range` here, not a plan error of every call.
  */
 import { alwaysFailingNodes, alwaysFailsDiagnostic, derivesNeverThrow } from "../check/always-fails.js";
-import { deriveEnv, nonFiniteDiagnostic, nonFiniteNodes, tryEvaluate, uniformFits, uniformRangeDiagnostic } from "../check/check-spec.js";
+import {
+  deriveEnv,
+  dispatchFits,
+  dispatchRangeDiagnostic,
+  nonFiniteDiagnostic,
+  nonFiniteNodes,
+  tryEvaluate,
+  uniformFits,
+  uniformRangeDiagnostic,
+} from "../check/check-spec.js";
 import type { Diagnostic } from "../core/diagnostic.js";
 import type { CExpr, CheckedDerive, CheckedKernel } from "../model/checked.js";
 import type { AssignmentBuild } from "./enumerate.js";
@@ -115,6 +124,16 @@ export function buildTimeConstantProblems(kernel: CheckedKernel, assignment: Ass
       const pOwned = new Set(pChanged.map((d) => d.name));
       const pOwner = (n: string): string => (pOwned.has(n) ? pName : vOwner(n));
       failing([...p.dispatch, ...fields], { env: pe, derives: penv, owner: pOwner }, pName);
+      // A workgroup count known on this profile must be one the profile can dispatch.
+      const maxWg = facts.limits.maxComputeWorkgroupsPerDimension ?? 65535;
+      p.dispatch.forEach((d, i) => {
+        const key = `dispatch:${d.source.where.pointer}`;
+        if (seen.has(key)) return;
+        const v = tryEvaluate(d.texpr, pe);
+        if (typeof v !== "number" || !Number.isFinite(v) || dispatchFits(v, maxWg)) return;
+        seen.add(key);
+        out.push(dispatchRangeDiagnostic(kernel.spec.file, d.source, "xyz"[i]!, v, maxWg, context));
+      });
       // A uniform field known on this profile (from device limits, tunables, dtypes) must fit its type.
       for (const b of p.bindings)
         for (const f of b.fields ?? []) {

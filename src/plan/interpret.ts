@@ -456,6 +456,6 @@ function resourceFor(
   if (!t) throw new KernelCallError("eval", `${prefix}: binding \`${b.name}\` needs tensor \`${b.ref}\`, which the call omits`);
   const bytes = BYTES_PER_ELEMENT.get(t.dtype);
   if (bytes === undefined) throw new KernelCallError("eval", `${prefix}: tensor \`${b.ref}\` has dtype ${t.dtype}, which cannot be bound`);
-  const [limit, max] = b.buffer === "uniform" ? ["maxUniformBufferBindingSize", maxUniform] : ["maxStorageBufferBindingSize", maxStorage];
-  return fits(roundUp4(product(t.shape) * bytes), max, limit, kernel, `tensor \`${b.ref}\``);
+  // A tensor is a storage buffer (the schema allows no other buffer type for it).
+  return fits(roundUp4(product(t.shape) * bytes), maxStorage, "maxStorageBufferBindingSize", kernel, `tensor \`${b.ref}\``);
 }

@@ -235,3 +235,34 @@ describe("overrides are late-bound", () => {
     expect(valueIn(1, "bytes")).toBe(512);
   });
 });
+
+describe("a float where an int belongs", () => {
+  it("says how to get an int, in a uniform field and a dispatch size", () => {
+    const s = base();
+    s.derive = { stride: "1 if dim(shapes.x, 1) > 0 else 0.5" };
+    s.variants[0].passes[0].bindings = [{ name: "params", struct: [{ name: "stride", type: "u32", value: "stride" }] }];
+    s.variants[0].passes[0].dispatch = { x: "dim(shapes.x, 0) * 1.5" };
+    const p = problems(s).filter((d) => d.code === "type_mismatch");
+    expect(p.map((d) => [d.pointer, d.message])).toEqual([
+      ["/variants/0/passes/0/bindings/0/struct/0/value", "uniform field `stride` (u32) must be an int, found float"],
+      ["/variants/0/passes/0/dispatch/x", "dispatch x must be an int, found float"],
+    ]);
+    for (const d of p) expect(d.hint).toMatch(/^round it to an int with `floor\(…\)` or `ceilDiv\(a, b\)`; a float literal/);
+  });
+});
+
+describe("a workgroup count known without a call", () => {
+  it("is dispatch_out_of_range when negative (every call failed with an eval error)", () => {
+    const s = base();
+    s.derive = { nothing: "0 - 1" };
+    s.variants[0].passes[0].dispatch = { x: "1", y: "nothing", z: "dim(shapes.x, 0) - 1" };
+    const p = problems(s).filter((d) => d.code === "dispatch_out_of_range");
+    expect(p.map((d) => [d.pointer, d.message, d.hint])).toEqual([
+      [
+        "/variants/0/passes/0/dispatch/y",
+        "dispatch y is always -1, a negative workgroup count: every call would fail to plan",
+        "give a count of 0 or more (0 skips the pass)",
+      ],
+    ]);
+  });
+});

@@ -240,3 +240,31 @@ describe("loadSpecPath and discoverSpecFiles", () => {
     expect(b.diagnostics.every((d) => d.code === "schema_missing_field")).toBe(true);
   });
 });
+
+describe("a tensor or scratch binding's buffer", () => {
+  it("is a storage buffer: `uniform` is a schema_value at the field (it was an eval_error at every pass that binds it)", () => {
+    for (const binding of [
+      { arg: "x", buffer: "uniform" },
+      { scratch: "t", buffer: "uniform" },
+    ]) {
+      const spec = {
+        domain: "test",
+        name: "Probe",
+        sinceVersion: 1,
+        inputs: { x: { onnx: "X", dtype: "float32" } },
+        outputs: {},
+        bindings: { b: binding },
+        variants: [{ id: "v", passes: [{ id: "p", name: "P", shader: "p.wgsl.jinja", bindings: ["b"], dispatch: { x: "1" } }] }],
+      };
+      const r = loadSpecFile("probe.json", JSON.stringify(spec, null, 2));
+      expect(r.diagnostics.map((d) => [d.code, d.location?.pointer, d.message])).toEqual([
+        [
+          "schema_value",
+          "/bindings/b/buffer",
+          'field `buffer` of `/bindings/b` is "uniform", which is not allowed: expected `"storage"` or `"read-only-storage"`',
+        ],
+      ]);
+      expect(r.diagnostics[0]!.hint).toBe("The storage buffer binding type (a uniform buffer is a `struct` binding).");
+    }
+  });
+});

@@ -45,6 +45,12 @@ export interface PagedCaseShape {
    */
   readonly qkAmplitude?: number;
   /**
+   * Amplitude of the value components (new V and the value cache; default 1). A large one (near
+   * the f16 maximum) checks that the weighted sums are accumulated in f32, not f16; outputs then
+   * compare at a tolerance scaled by it (attention is linear in V).
+   */
+  readonly vAmplitude?: number;
+  /**
    * The `scale` attribute the call gives (absent: the call omits it and the kernels use
    * 1/sqrt(H)). With the peaked softmax of QK_AMPLITUDE, a kernel that ignored it (or took
    * 1/sqrt(H) anyway) fails.
@@ -159,11 +165,12 @@ export function makePagedCase(
     if (empty !== undefined) for (let l = 0; l < blocksOf[empty]; l++) blockTable[empty * maxBlocks + l] = hostileBlock();
   }
   const qWidth = packed ? (N + 2 * Nkv) * H : N * H;
-  // Query rows: Q and K parts with the model-like amplitude, V parts with 1.
+  // Query rows: Q and K parts with the model-like amplitude, V parts with vAmplitude (default 1).
   const qk = shape.qkAmplitude ?? QK_AMPLITUDE;
+  const vAmp = shape.vAmplitude ?? 1;
   const query = randomValues(T * qWidth, rand, qk);
   const vFrom = (N + Nkv) * H;
-  if (packed) for (let t = 0; t < T; t++) query.set(randomValues(Nkv * H, rand, 1), t * qWidth + vFrom);
+  if (packed) for (let t = 0; t < T; t++) query.set(randomValues(Nkv * H, rand, vAmp), t * qWidth + vFrom);
   // Rows some visible key reads: positions [0, past + new) of each sequence through the final table.
   const live = new Uint8Array(numBlocks * bs);
   for (let b = 0; b < B; b++) {
@@ -200,9 +207,9 @@ export function makePagedCase(
     },
     query,
     key: packed ? null : randomValues(T * Nkv * H, rand, qk),
-    value: packed ? null : randomValues(T * Nkv * H, rand, 1),
+    value: packed ? null : randomValues(T * Nkv * H, rand, vAmp),
     keyCache: cacheBits(qk),
-    valueCache: cacheBits(1),
+    valueCache: cacheBits(vAmp),
     cum,
     past,
     blockTable,

@@ -54,6 +54,10 @@ export interface SparseCase {
   readonly tunables?: Readonly<Record<string, number>>;
   /** The layout rewritten by hostileCsr: entries a kernel must skip, rows in shuffled order. */
   readonly hostileCsr?: boolean;
+  /** Amplitude of query and key components (default QK_AMPLITUDE); a large one gives scores past the f16 range. */
+  readonly qkAmplitude?: number;
+  /** Amplitude of value components (default 1); outputs compare at a tolerance scaled by it. */
+  readonly vAmplitude?: number;
 }
 
 /** The inputs of one case: the reference's inputs and attributes, the call, and the caches as f16 bits (garbage included). */
@@ -70,8 +74,8 @@ export interface SparseCaseData {
 }
 
 /**
- * Random inputs for a case. Query and key components have amplitude QK_AMPLITUDE (peaked
- * softmax), values 1. Past cache rows that some query row of the call sees hold random keys and
+ * Random inputs for a case. Query and key components have amplitude qkAmplitude (default
+ * QK_AMPLITUDE: peaked softmax), values vAmplitude (default 1). Past cache rows that some query row of the call sees hold random keys and
  * values; every other row holds F16_GARBAGE.
  */
 export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseData {
@@ -107,12 +111,14 @@ export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseDat
     for (let i = 0; i < bits.length; i++) if (!live[Math.floor(i / c.H)]) bits[i] = F16_GARBAGE[i % F16_GARBAGE.length];
     return bits;
   };
-  const pastKeyBits = cacheBits(QK_AMPLITUDE);
-  const pastValueBits = cacheBits(1);
+  const qk = c.qkAmplitude ?? QK_AMPLITUDE;
+  const vAmp = c.vAmplitude ?? 1;
+  const pastKeyBits = cacheBits(qk);
+  const pastValueBits = cacheBits(vAmp);
   // Q and K with the model-like amplitude, V with 1 (packed rows: [Q | K | V]).
-  const query = fill(c.B * c.S * qStride, QK_AMPLITUDE);
+  const query = fill(c.B * c.S * qStride, qk);
   if (c.packed) {
-    for (let r = 0; r < c.B * c.S; r++) query.set(fill(c.Nkv * c.H), r * qStride + (c.N + c.Nkv) * c.H);
+    for (let r = 0; r < c.B * c.S; r++) query.set(fill(c.Nkv * c.H, vAmp), r * qStride + (c.N + c.Nkv) * c.H);
   }
   const inputs = {
     batchSize: c.B,
@@ -120,8 +126,8 @@ export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseDat
     headSize: c.H,
     maxCacheSeq: c.maxCacheSeq,
     query,
-    key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, QK_AMPLITUDE),
-    value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H),
+    key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, qk),
+    value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, vAmp),
     pastKey: f16ArrayToF32(pastKeyBits),
     pastValue: f16ArrayToF32(pastValueBits),
     layout,

@@ -5,7 +5,7 @@
  * The Tint validation of the rendered shaders is in paged-attention-tint.test.ts.
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
+import { f16ToF32 } from "../../src/runtime/f16.js";
 import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
@@ -13,6 +13,7 @@ import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import type { PagedAttentionResult } from "../../src/reference/paged-attention.js";
 import {
   ATTENTION_TOL,
+  comparePagedRun,
   makePagedCase,
   pagedCaseReference,
   pagedCaseTensors,
@@ -233,58 +234,15 @@ let runner: PagedPlanRunner | undefined;
 const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>
   (runner ??= pagedPlanRunner(device as GPUDevice, "paged test"))(plan, shaders, tensors);
 
-/**
- * Checks a run against the CPU reference: the output within atol = rtol = TOL (atol scaled by the
- * shape's value amplitude: attention is linear in V), the caches bit for bit (written rows hold
- * the new K and V, every other element, garbage included, is untouched).
- */
+/** Checks a run against the CPU reference (support/paged-cases.ts: comparePagedRun). */
 function expectMatchesReference(
   shape: PagedCaseShape,
   c: PagedCaseData,
   got: Record<string, ArrayBuffer>,
 ): { maxErr: number; maxRatio: number; ref: PagedAttentionResult } {
-  const ref = pagedCaseReference(shape, c);
-  const out = new Uint16Array(got.outputT);
-  let maxErr = 0;
-  let maxRatio = 0;
-  let worst = -1;
-  const atol = TOL * (shape.vAmplitude ?? 1);
-  for (let k = 0; k < ref.output.length; k++) {
-    const g = f16ToF32(out[k]);
-    const err = Math.abs(g - ref.output[k]);
-    const ratio = err / (atol + TOL * Math.abs(ref.output[k]));
-    if (!(ratio <= maxRatio)) {
-      maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
-      worst = k;
-    }
-    if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
-  }
-  const H = shape.headSize;
-  const N = shape.numHeads;
-  const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
-  expect(
-    maxRatio,
-    `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
-  ).toBeLessThanOrEqual(1);
-  for (const [id, before, want] of [
-    ["keyCacheT", c.keyCache, ref.keyCache],
-    ["valueCacheT", c.valueCache, ref.valueCache],
-  ] as const) {
-    const cache = new Uint16Array(got[id]);
-    let mismatches = 0;
-    let first = -1;
-    for (let k = 0; k < before.length; k++) {
-      const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
-      if (cache[k] !== expected) {
-        mismatches++;
-        if (first < 0) first = k;
-      }
-    }
-    expect(
-      mismatches,
-      `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`,
-    ).toBe(0);
-  }
+  const { ref, maxErr, maxRatio, worst, cacheErrors } = comparePagedRun(shape, c, got);
+  expect(maxRatio, `seed ${SEED}, ${c.summary}, worst at ${worst}`).toBeLessThanOrEqual(1);
+  expect(cacheErrors, `seed ${SEED}`).toEqual([]);
   return { maxErr, maxRatio, ref };
 }
 

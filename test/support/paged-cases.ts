@@ -4,7 +4,7 @@
  * cache slot that no visible key reads filled with garbage, and the CPU reference of a case.
  */
 import { pagedAttentionReference, type PagedAttentionResult } from "../../src/reference/paged-attention.js";
-import { f16ArrayToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
+import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16 } from "../../src/runtime/f16.js";
 import type { Call, TensorDesc } from "../../src/model/plan.js";
 import { F16_GARBAGE } from "./gpu.js";
 
@@ -258,4 +258,58 @@ export function pagedCaseReference(shape: PagedCaseShape, c: PagedCaseData): Pag
     blockTable: c.blockTable,
     slotMapping: c.slotMapping,
   });
+}
+
+/** How a run's output and caches compare with the CPU reference of its case. */
+export interface PagedComparison {
+  readonly ref: PagedAttentionResult;
+  readonly maxErr: number;
+  /** max |got - want| / (atol + TOL * |want|), atol = TOL * vAmplitude; Infinity for a NaN. At most 1 passes. */
+  readonly maxRatio: number;
+  /** Where the worst output element is and its values ("" when every element is exact). */
+  readonly worst: string;
+  /** The first few cache elements that differ from what the reference wrote or from their old bits. */
+  readonly cacheErrors: readonly string[];
+}
+
+/**
+ * Compares a run (outputT, keyCacheT, valueCacheT as read back) with the reference: the output
+ * within atol = rtol = ATTENTION_TOL (atol scaled by the shape's value amplitude: attention is
+ * linear in V), the caches bit for bit (written rows hold the new K and V, every other element,
+ * garbage included, keeps its bits).
+ */
+export function comparePagedRun(shape: PagedCaseShape, c: PagedCaseData, got: Readonly<Record<string, ArrayBuffer>>): PagedComparison {
+  const ref = pagedCaseReference(shape, c);
+  const out = new Uint16Array(got.outputT);
+  const atol = ATTENTION_TOL * (shape.vAmplitude ?? 1);
+  let maxErr = 0;
+  let maxRatio = 0;
+  let at = -1;
+  for (let k = 0; k < ref.output.length; k++) {
+    const err = Math.abs(f16ToF32(out[k]) - ref.output[k]);
+    const ratio = err / (atol + ATTENTION_TOL * Math.abs(ref.output[k]));
+    if (!(ratio <= maxRatio)) {
+      maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
+      at = k;
+    }
+    if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
+  }
+  const { headSize: H, numHeads: N } = shape;
+  const worst =
+    at >= 0
+      ? `token ${Math.floor(at / (N * H))} head ${Math.floor(at / H) % N} channel ${at % H}: got ${f16ToF32(out[at])}, want ${ref.output[at]}`
+      : "";
+  const cacheErrors: string[] = [];
+  for (const [id, before, want] of [
+    ["keyCacheT", c.keyCache, ref.keyCache],
+    ["valueCacheT", c.valueCache, ref.valueCache],
+  ] as const) {
+    const cache = new Uint16Array(got[id]);
+    for (let k = 0; k < before.length && cacheErrors.length < 8; k++) {
+      const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
+      if (cache[k] !== expected)
+        cacheErrors.push(`${id}[${k}] (written=${ref.written[k]}): bits ${cache[k].toString(16)}, want ${expected.toString(16)}`);
+    }
+  }
+  return { ref, maxErr, maxRatio, worst, cacheErrors };
 }

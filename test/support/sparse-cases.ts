@@ -4,7 +4,7 @@
  * row sees filled with garbage, the call, the input bytes and the CPU reference of a case.
  */
 import type { Call } from "../../src/model/plan.js";
-import { f16ArrayToF32, f32ArrayToF16, roundToF16 } from "../../src/runtime/f16.js";
+import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
 import {
   buildSparseLayout,
   layoutRowBlocks,
@@ -270,4 +270,38 @@ export function sparseWrittenMask(c: SparseCase, expected: SparseAttentionResult
     }
   }
   return written;
+}
+
+/**
+ * The first few cache elements of a run that differ from the reference: the written rows
+ * (past_b + s) must hold the reference's f16 values, every other element (garbage included) its
+ * old bits. A rotated key may also be the other f16 neighbour of the f32 rotation (WGSL lets an
+ * f32 -> f16 conversion round either way).
+ */
+export function sparseCacheErrors(
+  c: SparseCase,
+  d: SparseCaseData,
+  expected: SparseAttentionResult,
+  presentKey: Uint16Array,
+  presentValue: Uint16Array,
+): string[] {
+  const written = sparseWrittenMask(c, expected);
+  const rotaryDim = c.rotary === "off" ? 0 : 2 * d.half;
+  const bad: string[] = [];
+  for (const [name, got, want, before] of [
+    ["present_key", presentKey, expected.presentKey, d.pastKeyBits],
+    ["present_value", presentValue, expected.presentValue, d.pastValueBits],
+  ] as const) {
+    for (let i = 0; i < before.length && bad.length < 8; i++) {
+      const wantBits = written[i] ? f32ToF16(want[i]) : before[i];
+      if (got[i] === wantBits) continue;
+      // The other neighbour: adjacent bits, and the f32 value lies strictly between the two.
+      const exact = expected.presentKeyF32[i];
+      const [lo, hi] = [f16ToF32(got[i]), want[i]].sort((x, y) => x - y);
+      const rotated = name === "present_key" && written[i] === 1 && i % c.H < rotaryDim;
+      const otherNeighbour = rotated && Math.abs(got[i] - wantBits) === 1 && lo < exact && exact < hi;
+      if (!otherNeighbour) bad.push(`${name}[${i}] written=${written[i]} got ${got[i].toString(16)} want ${wantBits.toString(16)}`);
+    }
+  }
+  return bad;
 }

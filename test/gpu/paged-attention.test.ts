@@ -5,7 +5,7 @@
  * The Tint validation of the rendered shaders is in paged-attention-tint.test.ts.
  */
 import { afterAll, afterEach, describe, expect, test } from "vitest";
-import { f16ToF32, f32ToF16 } from "../../src/runtime/f16.js";
+import { f16ToF32 } from "../../src/runtime/f16.js";
 import { expectNoUncapturedErrors, getGpuDevice } from "../support/gpu.js";
 import { compileForCalls, type CompiledPlanner } from "../support/compiled-plan.js";
 import { rng } from "../support/rng.js";
@@ -13,6 +13,7 @@ import { pagedPlanRunner, type PagedPlanRunner } from "../support/paged-run.js";
 import type { PagedAttentionResult } from "../../src/reference/paged-attention.js";
 import {
   ATTENTION_TOL,
+  comparePagedRun,
   makePagedCase,
   pagedCaseReference,
   pagedCaseTensors,
@@ -129,6 +130,39 @@ const SHAPES: readonly PagedCaseShape[] = [
     maxNew: 8,
     hostile: true,
   },
+  // ops.md's smallest block size: one key per block, so every key is its own table lookup (the
+  // shared-rows design; a block boundary between every two keys).
+  { name: "G2 H64 bs1", numHeads: 4, kvNumHeads: 2, headSize: 64, blockSize: 1, batch: 4, maxPast: 40, maxNew: 5 },
+  // "Accumulate in f32", scores: q and k of amplitude 500 give scaled scores (q·k / sqrt(H)) of
+  // standard deviation about 83000, most past the f16 maximum 65504: a score kept in f16 is
+  // infinite and the softmax NaN. `scale: 0` given explicitly means 1/sqrt(H), as absent does.
+  {
+    name: "G4 H64 bs16 scores past f16 max, scale 0",
+    numHeads: 8,
+    kvNumHeads: 2,
+    headSize: 64,
+    blockSize: 16,
+    batch: 4,
+    maxPast: 100,
+    maxNew: 6,
+    qkAmplitude: 500,
+    scale: 0,
+  },
+  // "Accumulate in f32", weighted sums: a flat softmax over up to 300 keys whose values have
+  // amplitude 60000, so that the unnormalised Σ p·v (and a split's) leaves the f16 range long
+  // before it is divided by Σ p.
+  {
+    name: "G4 H64 bs16 flat, values near f16 max",
+    numHeads: 8,
+    kvNumHeads: 2,
+    headSize: 64,
+    blockSize: 16,
+    batch: 4,
+    maxPast: 300,
+    maxNew: 6,
+    qkAmplitude: 0.05,
+    vAmplitude: 60000,
+  },
 ];
 
 const VARIANTS = [
@@ -200,56 +234,15 @@ let runner: PagedPlanRunner | undefined;
 const runPlan: PagedPlanRunner = (plan, shaders, tensors) =>
   (runner ??= pagedPlanRunner(device as GPUDevice, "paged test"))(plan, shaders, tensors);
 
-/**
- * Checks a run against the CPU reference: the output within atol = rtol = TOL, the caches bit for
- * bit (written rows hold the new K and V, every other element, garbage included, is untouched).
- */
+/** Checks a run against the CPU reference (support/paged-cases.ts: comparePagedRun). */
 function expectMatchesReference(
   shape: PagedCaseShape,
   c: PagedCaseData,
   got: Record<string, ArrayBuffer>,
 ): { maxErr: number; maxRatio: number; ref: PagedAttentionResult } {
-  const ref = pagedCaseReference(shape, c);
-  const out = new Uint16Array(got.outputT);
-  let maxErr = 0;
-  let maxRatio = 0;
-  let worst = -1;
-  for (let k = 0; k < ref.output.length; k++) {
-    const g = f16ToF32(out[k]);
-    const err = Math.abs(g - ref.output[k]);
-    const ratio = err / (TOL + TOL * Math.abs(ref.output[k]));
-    if (!(ratio <= maxRatio)) {
-      maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
-      worst = k;
-    }
-    if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
-  }
-  const H = shape.headSize;
-  const N = shape.numHeads;
-  const where = worst >= 0 ? `token ${Math.floor(worst / (N * H))} head ${Math.floor(worst / H) % N} channel ${worst % H}` : "";
-  expect(
-    maxRatio,
-    `seed ${SEED}, ${c.summary}, worst at ${where}: got ${f16ToF32(out[worst])}, want ${ref.output[worst]}`,
-  ).toBeLessThanOrEqual(1);
-  for (const [id, before, want] of [
-    ["keyCacheT", c.keyCache, ref.keyCache],
-    ["valueCacheT", c.valueCache, ref.valueCache],
-  ] as const) {
-    const cache = new Uint16Array(got[id]);
-    let mismatches = 0;
-    let first = -1;
-    for (let k = 0; k < before.length; k++) {
-      const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
-      if (cache[k] !== expected) {
-        mismatches++;
-        if (first < 0) first = k;
-      }
-    }
-    expect(
-      mismatches,
-      `seed ${SEED}, ${id} first mismatch at ${first} (written=${ref.written[first]}): bits ${cache[first]?.toString(16)}`,
-    ).toBe(0);
-  }
+  const { ref, maxErr, maxRatio, worst, cacheErrors } = comparePagedRun(shape, c, got);
+  expect(maxRatio, `seed ${SEED}, ${c.summary}, worst at ${worst}`).toBeLessThanOrEqual(1);
+  expect(cacheErrors, `seed ${SEED}`).toEqual([]);
   return { maxErr, maxRatio, ref };
 }
 
@@ -301,12 +294,13 @@ describe.runIf(device)("PagedAttention on lavapipe", () => {
   // ops.md's schedule edges, on a fixed batch (the random batches above reach them by chance
   // only): sequences with no new tokens first, in the middle and last (equal prefix sums the
   // token-to-sequence search must step over), prefill from an empty cache (past 0), decode at a
-  // block's last slot and first slot, and a long prefill after a past; an explicit scale. Every
-  // variant, with SHAPES[0]'s shaders.
+  // block's last slot and first slot, a long prefill after a past, and a lone first token (past
+  // 0, one new token: L = 1, the token sees only its own key); an explicit scale. Every variant,
+  // with SHAPES[0]'s shaders.
   for (const variant of VARIANTS) {
     test(`mobile-1024-f16: ${variant}: fixed batch with empty sequences, past 0, block edges`, async () => {
       const shape: PagedCaseShape = { ...SHAPES[0]!, name: "G1 H64 bs16 fixed batch", scale: 0.2 };
-      const batch = { past: [7, 0, 15, 0, 16, 40, 3], newTokens: [0, 9, 1, 0, 1, 17, 0] };
+      const batch = { past: [7, 0, 15, 0, 16, 40, 0, 3], newTokens: [0, 9, 1, 0, 1, 17, 1, 0] };
       const c = makePagedCase(shape, variant.startsWith("packed"), variant.includes("_slot"), rng(SEED + 101), batch);
       const compiled = await plannerFor(variant, "mobile-1024-f16");
       const plan = compiled.plan(c.call);

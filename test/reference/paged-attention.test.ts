@@ -162,6 +162,68 @@ describe("pagedAttentionReference", () => {
     expect(r.output[0]).toBe(1);
   });
 
+  test("packed QKV rows [Q heads | K heads | V heads] give what separate key and value give; scale 0 means 1/sqrt(H)", () => {
+    // G = 2 (2 query heads, 1 KV head), two new tokens after one cached key.
+    const keyCache = new Array(2 * BS * H).fill(0);
+    const valueCache = new Array(2 * BS * H).fill(0);
+    keyCache.splice(BS * H, 4, 1, 1, 0, 0); // block 1, offset 0: k0
+    valueCache.splice(BS * H, 4, 4, 0, 0, 0);
+    const q = [
+      [1, 0, 0, 0, 0, 2, 0, 0],
+      [0, 0, 1, 0, 1, 1, 1, 1],
+    ];
+    const k = [
+      [0, 2, 0, 0],
+      [0, 0, 2, 0],
+    ];
+    const v = [
+      [0, 4, 0, 0],
+      [0, 0, 4, 0],
+    ];
+    const common = {
+      numHeads: 2,
+      kvNumHeads: 1,
+      keyCache,
+      valueCache,
+      blockSize: BS,
+      headSize: H,
+      cumulativeSequenceLength: [0, 2],
+      pastSeqlens: [1],
+      blockTable: [1, 0],
+    };
+    const separate = pagedAttentionReference({ ...common, query: q.flat(), key: k.flat(), value: v.flat() });
+    const packed = pagedAttentionReference({ ...common, query: q.flatMap((row, t) => [...row, ...k[t], ...v[t]]), scale: 0 });
+    expect(Array.from(packed.output)).toEqual(Array.from(separate.output));
+    expect(Array.from(packed.keyCache)).toEqual(Array.from(separate.keyCache));
+    expect(Array.from(packed.valueCache)).toEqual(Array.from(separate.valueCache));
+    // Keys at positions 1, 2: block 1 offset 1, then block 0 offset 0.
+    expect(Array.from(packed.keyCache.slice(BS * H + H, BS * H + 2 * H))).toEqual(k[0]);
+    expect(Array.from(packed.valueCache.slice(0, H))).toEqual(v[1]);
+    // Token 0 (position 1), head 1: q = [0,2,0,0] with scale 1/2 scores k0 -> 1, k1 -> 2.
+    const w = [E, E * E];
+    const want = [(4 * w[0]) / (w[0] + w[1]), (4 * w[1]) / (w[0] + w[1]), 0, 0];
+    expect(Array.from(packed.output.slice(H, 2 * H))).toEqual(want.map(roundToF16));
+  });
+
+  test("T = 0 changes nothing and outputs nothing", () => {
+    const keyCache = new Array(BS * H).fill(3);
+    const r = pagedAttentionReference({
+      numHeads: 1,
+      kvNumHeads: 1,
+      query: [],
+      keyCache,
+      valueCache: keyCache,
+      blockSize: BS,
+      headSize: H,
+      cumulativeSequenceLength: [0, 0],
+      pastSeqlens: [1],
+      blockTable: [0],
+    });
+    expect(r.output.length).toBe(0);
+    expect(Array.from(r.keyCache)).toEqual(keyCache);
+    expect(Array.from(r.written).every((x) => x === 0)).toBe(true);
+  });
+
   test("sequenceOfToken skips empty sequences", () => {
     expect(sequenceOfToken([0, 0, 2, 2, 3], 0)).toBe(1);
     expect(sequenceOfToken([0, 0, 2, 2, 3], 2)).toBe(3);

@@ -230,6 +230,74 @@ describe("sparseAttentionReference", () => {
     expect(a.presentValue[untouched]).toBe(common.pastValue[untouched]);
   });
 
+  it("head h uses layout h % num_layout and KV head h / (N / Nkv)", () => {
+    // N = 4, Nkv = 2, 2 layouts, block size 1; decode S = 1 at position 1 (key total 2). Row 1 of
+    // layout 0 lists block 1 only, of layout 1 blocks 0 and 1 (layout 0's columns padded with -1).
+    // Zero query: uniform weights.
+    const layout = csr(
+      [
+        [0, 1, 2],
+        [0, 1, 3],
+      ],
+      [
+        [0, 1, -1],
+        [0, 0, 1],
+      ],
+    );
+    const r = sparseAttentionReference(
+      {
+        batchSize: 1,
+        seqLen: 1,
+        headSize: 2,
+        maxCacheSeq: 2,
+        query: new Float32Array(4 * 2),
+        key: new Float32Array(2 * 2),
+        value: Float32Array.from([2, 2, 6, 6]),
+        pastKey: new Float32Array(2 * 2 * 2),
+        pastValue: Float32Array.from([4, 0, 9, 9, 0, 8, 9, 9]),
+        layout,
+        totalSequenceLength: 2,
+        keyTotalSequenceLengths: [2],
+      },
+      { numHeads: 4, kvNumHeads: 2, sparseBlockSize: 1 },
+    );
+    // Head 0: layout 0, KV head 0 (key 1). Head 1: layout 1, KV head 0 (keys 0, 1). Head 2:
+    // layout 0, KV head 1 (key 1). Head 3: layout 1, KV head 1 (keys 0, 1).
+    expect(Array.from(r.output)).toEqual([2, 2, 3, 1, 6, 6, 3, 7]);
+    expect(Array.from(r.presentValue)).toEqual([4, 0, 2, 2, 0, 8, 6, 6]);
+  });
+
+  it("rotates Q and the new K at past + s (never V), and attends with the rotated Q", () => {
+    // H = R = 2, decode S = 1 at position 1 (key total 2), scale 1. Position 1 turns by 90
+    // degrees (cos 0, sin 1): q = [1, 0] -> [0, 1]; the new key [1, 0] -> [0, 1] (stored rotated);
+    // the cached key 0 is [1, 0]. Scores: 0 for key 0, 1 for key 1 (a Q left unrotated would
+    // score 1 and 0). V = [0, 10] is stored as given.
+    const r = sparseAttentionReference(
+      {
+        batchSize: 1,
+        seqLen: 1,
+        headSize: 2,
+        maxCacheSeq: 2,
+        query: Float32Array.from([1, 0]),
+        key: Float32Array.from([1, 0]),
+        value: Float32Array.from([0, 10]),
+        pastKey: Float32Array.from([1, 0, 5, 5]),
+        pastValue: Float32Array.from([10, 0, 5, 5]),
+        layout: csr([[0, 1, 3]], [[0, 0, 1]]),
+        totalSequenceLength: 2,
+        keyTotalSequenceLengths: [2],
+        cosCache: Float32Array.from([1, 0]),
+        sinCache: Float32Array.from([0, 1]),
+        rotaryHalf: 1,
+      },
+      { numHeads: 1, kvNumHeads: 1, scale: 1, sparseBlockSize: 1, doRotary: true },
+    );
+    expect(Array.from(r.presentKey)).toEqual([1, 0, 0, 1]);
+    expect(Array.from(r.presentValue)).toEqual([10, 0, 0, 10]);
+    const e = Math.E;
+    expect(Array.from(r.output)).toEqual([roundToF16(10 / (1 + e)), roundToF16((10 * e) / (1 + e))]);
+  });
+
   it("drops a row past the end of the cache (no write into the next head's rows) and attends to the cache's keys only", () => {
     // Two KV heads of 2 rows each; the call writes positions 1 and 2 (key total 3, S = 2): row 2
     // of head 0 would be row 0 of head 1.

@@ -4,7 +4,7 @@
  * cache slot that no visible key reads filled with garbage, and the CPU reference of a case.
  */
 import { pagedAttentionReference, type PagedAttentionResult } from "../../src/reference/paged-attention.js";
-import { f16ArrayToF32, f32ArrayToF16 } from "../../src/runtime/f16.js";
+import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16 } from "../../src/runtime/f16.js";
 import type { Call, TensorDesc } from "../../src/model/plan.js";
 import { F16_GARBAGE } from "./gpu.js";
 
@@ -44,6 +44,12 @@ export interface PagedCaseShape {
    * case needs to see a split-K merge that drops some splits.
    */
   readonly qkAmplitude?: number;
+  /**
+   * Amplitude of the value components (new V and the value cache; default 1). A large one (near
+   * the f16 maximum) checks that the weighted sums are accumulated in f32, not f16; outputs then
+   * compare at a tolerance scaled by it (attention is linear in V).
+   */
+  readonly vAmplitude?: number;
   /**
    * The `scale` attribute the call gives (absent: the call omits it and the kernels use
    * 1/sqrt(H)). With the peaked softmax of QK_AMPLITUDE, a kernel that ignored it (or took
@@ -159,11 +165,12 @@ export function makePagedCase(
     if (empty !== undefined) for (let l = 0; l < blocksOf[empty]; l++) blockTable[empty * maxBlocks + l] = hostileBlock();
   }
   const qWidth = packed ? (N + 2 * Nkv) * H : N * H;
-  // Query rows: Q and K parts with the model-like amplitude, V parts with 1.
+  // Query rows: Q and K parts with the model-like amplitude, V parts with vAmplitude (default 1).
   const qk = shape.qkAmplitude ?? QK_AMPLITUDE;
+  const vAmp = shape.vAmplitude ?? 1;
   const query = randomValues(T * qWidth, rand, qk);
   const vFrom = (N + Nkv) * H;
-  if (packed) for (let t = 0; t < T; t++) query.set(randomValues(Nkv * H, rand, 1), t * qWidth + vFrom);
+  if (packed) for (let t = 0; t < T; t++) query.set(randomValues(Nkv * H, rand, vAmp), t * qWidth + vFrom);
   // Rows some visible key reads: positions [0, past + new) of each sequence through the final table.
   const live = new Uint8Array(numBlocks * bs);
   for (let b = 0; b < B; b++) {
@@ -200,9 +207,9 @@ export function makePagedCase(
     },
     query,
     key: packed ? null : randomValues(T * Nkv * H, rand, qk),
-    value: packed ? null : randomValues(T * Nkv * H, rand, 1),
+    value: packed ? null : randomValues(T * Nkv * H, rand, vAmp),
     keyCache: cacheBits(qk),
-    valueCache: cacheBits(1),
+    valueCache: cacheBits(vAmp),
     cum,
     past,
     blockTable,
@@ -251,4 +258,58 @@ export function pagedCaseReference(shape: PagedCaseShape, c: PagedCaseData): Pag
     blockTable: c.blockTable,
     slotMapping: c.slotMapping,
   });
+}
+
+/** How a run's output and caches compare with the CPU reference of its case. */
+export interface PagedComparison {
+  readonly ref: PagedAttentionResult;
+  readonly maxErr: number;
+  /** max |got - want| / (atol + TOL * |want|), atol = TOL * vAmplitude; Infinity for a NaN. At most 1 passes. */
+  readonly maxRatio: number;
+  /** Where the worst output element is and its values ("" when every element is exact). */
+  readonly worst: string;
+  /** The first few cache elements that differ from what the reference wrote or from their old bits. */
+  readonly cacheErrors: readonly string[];
+}
+
+/**
+ * Compares a run (outputT, keyCacheT, valueCacheT as read back) with the reference: the output
+ * within atol = rtol = ATTENTION_TOL (atol scaled by the shape's value amplitude: attention is
+ * linear in V), the caches bit for bit (written rows hold the new K and V, every other element,
+ * garbage included, keeps its bits).
+ */
+export function comparePagedRun(shape: PagedCaseShape, c: PagedCaseData, got: Readonly<Record<string, ArrayBuffer>>): PagedComparison {
+  const ref = pagedCaseReference(shape, c);
+  const out = new Uint16Array(got.outputT);
+  const atol = ATTENTION_TOL * (shape.vAmplitude ?? 1);
+  let maxErr = 0;
+  let maxRatio = 0;
+  let at = -1;
+  for (let k = 0; k < ref.output.length; k++) {
+    const err = Math.abs(f16ToF32(out[k]) - ref.output[k]);
+    const ratio = err / (atol + ATTENTION_TOL * Math.abs(ref.output[k]));
+    if (!(ratio <= maxRatio)) {
+      maxRatio = Number.isNaN(ratio) ? Infinity : ratio;
+      at = k;
+    }
+    if (err > maxErr || Number.isNaN(err)) maxErr = Number.isNaN(err) ? Infinity : err;
+  }
+  const { headSize: H, numHeads: N } = shape;
+  const worst =
+    at >= 0
+      ? `token ${Math.floor(at / (N * H))} head ${Math.floor(at / H) % N} channel ${at % H}: got ${f16ToF32(out[at])}, want ${ref.output[at]}`
+      : "";
+  const cacheErrors: string[] = [];
+  for (const [id, before, want] of [
+    ["keyCacheT", c.keyCache, ref.keyCache],
+    ["valueCacheT", c.valueCache, ref.valueCache],
+  ] as const) {
+    const cache = new Uint16Array(got[id]);
+    for (let k = 0; k < before.length && cacheErrors.length < 8; k++) {
+      const expected = ref.written[k] ? f32ToF16(want[k]) : before[k];
+      if (cache[k] !== expected)
+        cacheErrors.push(`${id}[${k}] (written=${ref.written[k]}): bits ${cache[k].toString(16)}, want ${expected.toString(16)}`);
+    }
+  }
+  return { ref, maxErr, maxRatio, worst, cacheErrors };
 }

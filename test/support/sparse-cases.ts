@@ -4,7 +4,7 @@
  * row sees filled with garbage, the call, the input bytes and the CPU reference of a case.
  */
 import type { Call } from "../../src/model/plan.js";
-import { f16ArrayToF32, f32ArrayToF16, roundToF16 } from "../../src/runtime/f16.js";
+import { f16ArrayToF32, f16ToF32, f32ArrayToF16, f32ToF16, roundToF16 } from "../../src/runtime/f16.js";
 import {
   buildSparseLayout,
   layoutRowBlocks,
@@ -54,6 +54,10 @@ export interface SparseCase {
   readonly tunables?: Readonly<Record<string, number>>;
   /** The layout rewritten by hostileCsr: entries a kernel must skip, rows in shuffled order. */
   readonly hostileCsr?: boolean;
+  /** Amplitude of query and key components (default QK_AMPLITUDE); a large one gives scores past the f16 range. */
+  readonly qkAmplitude?: number;
+  /** Amplitude of value components (default 1); outputs compare at a tolerance scaled by it. */
+  readonly vAmplitude?: number;
 }
 
 /** The inputs of one case: the reference's inputs and attributes, the call, and the caches as f16 bits (garbage included). */
@@ -70,8 +74,8 @@ export interface SparseCaseData {
 }
 
 /**
- * Random inputs for a case. Query and key components have amplitude QK_AMPLITUDE (peaked
- * softmax), values 1. Past cache rows that some query row of the call sees hold random keys and
+ * Random inputs for a case. Query and key components have amplitude qkAmplitude (default
+ * QK_AMPLITUDE: peaked softmax), values vAmplitude (default 1). Past cache rows that some query row of the call sees hold random keys and
  * values; every other row holds F16_GARBAGE.
  */
 export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseData {
@@ -107,12 +111,14 @@ export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseDat
     for (let i = 0; i < bits.length; i++) if (!live[Math.floor(i / c.H)]) bits[i] = F16_GARBAGE[i % F16_GARBAGE.length];
     return bits;
   };
-  const pastKeyBits = cacheBits(QK_AMPLITUDE);
-  const pastValueBits = cacheBits(1);
+  const qk = c.qkAmplitude ?? QK_AMPLITUDE;
+  const vAmp = c.vAmplitude ?? 1;
+  const pastKeyBits = cacheBits(qk);
+  const pastValueBits = cacheBits(vAmp);
   // Q and K with the model-like amplitude, V with 1 (packed rows: [Q | K | V]).
-  const query = fill(c.B * c.S * qStride, QK_AMPLITUDE);
+  const query = fill(c.B * c.S * qStride, qk);
   if (c.packed) {
-    for (let r = 0; r < c.B * c.S; r++) query.set(fill(c.Nkv * c.H), r * qStride + (c.N + c.Nkv) * c.H);
+    for (let r = 0; r < c.B * c.S; r++) query.set(fill(c.Nkv * c.H, vAmp), r * qStride + (c.N + c.Nkv) * c.H);
   }
   const inputs = {
     batchSize: c.B,
@@ -120,8 +126,8 @@ export function makeSparseCase(c: SparseCase, rand: () => number): SparseCaseDat
     headSize: c.H,
     maxCacheSeq: c.maxCacheSeq,
     query,
-    key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, QK_AMPLITUDE),
-    value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H),
+    key: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, qk),
+    value: c.packed ? undefined : fill(c.B * c.S * c.Nkv * c.H, vAmp),
     pastKey: f16ArrayToF32(pastKeyBits),
     pastValue: f16ArrayToF32(pastValueBits),
     layout,
@@ -264,4 +270,38 @@ export function sparseWrittenMask(c: SparseCase, expected: SparseAttentionResult
     }
   }
   return written;
+}
+
+/**
+ * The first few cache elements of a run that differ from the reference: the written rows
+ * (past_b + s) must hold the reference's f16 values, every other element (garbage included) its
+ * old bits. A rotated key may also be the other f16 neighbour of the f32 rotation (WGSL lets an
+ * f32 -> f16 conversion round either way).
+ */
+export function sparseCacheErrors(
+  c: SparseCase,
+  d: SparseCaseData,
+  expected: SparseAttentionResult,
+  presentKey: Uint16Array,
+  presentValue: Uint16Array,
+): string[] {
+  const written = sparseWrittenMask(c, expected);
+  const rotaryDim = c.rotary === "off" ? 0 : 2 * d.half;
+  const bad: string[] = [];
+  for (const [name, got, want, before] of [
+    ["present_key", presentKey, expected.presentKey, d.pastKeyBits],
+    ["present_value", presentValue, expected.presentValue, d.pastValueBits],
+  ] as const) {
+    for (let i = 0; i < before.length && bad.length < 8; i++) {
+      const wantBits = written[i] ? f32ToF16(want[i]) : before[i];
+      if (got[i] === wantBits) continue;
+      // The other neighbour: adjacent bits, and the f32 value lies strictly between the two.
+      const exact = expected.presentKeyF32[i];
+      const [lo, hi] = [f16ToF32(got[i]), want[i]].sort((x, y) => x - y);
+      const rotated = name === "present_key" && written[i] === 1 && i % c.H < rotaryDim;
+      const otherNeighbour = rotated && Math.abs(got[i] - wantBits) === 1 && lo < exact && exact < hi;
+      if (!otherNeighbour) bad.push(`${name}[${i}] written=${written[i]} got ${got[i].toString(16)} want ${wantBits.toString(16)}`);
+    }
+  }
+  return bad;
 }

@@ -257,6 +257,7 @@ export function renderWithDeclarations(
   const open = printsDeclarationsAsIs ? renderer.renderOpen({ templatesDir, shader, context, wgsl }) : undefined;
   const first = open?.fill(decls.text);
   if (open && first) {
+    refuseWithheldCalls(first, decls);
     const usedFirst = helpersCalled(first.wgsl, decls.helpers);
     if (usedFirst.size === 0) return { rendered: first, declarations: decls.text };
     const declarations = decls.withHelpers(usedFirst);
@@ -264,10 +265,37 @@ export function renderWithDeclarations(
     if (filled) return { rendered: filled, declarations };
   }
   const rendered = renderer.render({ templatesDir, shader, context, declarations: decls.text, wgsl });
+  refuseWithheldCalls(rendered, decls);
   const used = helpersCalled(rendered.wgsl, decls.helpers);
   if (used.size === 0) return { rendered, declarations: decls.text };
   const declarations = decls.withHelpers(used);
   return { rendered: renderer.render({ templatesDir, shader, context, declarations, wgsl }), declarations };
+}
+
+/**
+ * Throws a RenderError at the first call of an accessor helper kernelc left out because its name
+ * is taken (a binding named `load_x` beside a binding `x`; see accessorHelpers), unless the template
+ * declares a function of that name itself: Tint would only say that a variable cannot be called,
+ * and "fix the template" would be the wrong advice, the fix being a binding's name in the spec.
+ */
+function refuseWithheldCalls(rendered: RenderedShader, decls: Declarations): void {
+  if (decls.withheld.size === 0) return;
+  const body = rendered.wgsl;
+  for (const [name, w] of decls.withheld) {
+    if (!body.includes(name)) continue;
+    const call = new RegExp(`(?<![A-Za-z0-9_])${name}\\s*\\(`).exec(body);
+    if (!call || new RegExp(`\\bfn\\s+${name}(?![A-Za-z0-9_])`).test(body)) continue;
+    const before = body.slice(0, call.index).split("\n");
+    const at = rendered.mapPosition(before.length, before[before.length - 1]!.length + 1);
+    throw new RenderError(
+      `the template calls \`${name}\`, which kernelc does not declare: it is ${w.why}`,
+      at.file,
+      at.line,
+      undefined,
+      false,
+      `rename binding \`${w.rename}\` (its \`name\` in the spec, and where the template uses it), so that the helper \`${name}\` is declared`,
+    );
+  }
 }
 
 /** Renders one pass for one key; returns the shader's id (its content hash) or undefined after reporting why not. */

@@ -80,6 +80,14 @@ export interface StorageBinding {
   readonly access: "read" | "read_write";
 }
 
+/** An accessor helper left out because its name is taken. */
+export interface WithheldHelper {
+  /** Whose helper it is and what takes its name, e.g. "the accessor helper of binding `x`, but the pass's binding `load_x` has that name". */
+  readonly why: string;
+  /** The binding whose (WGSL) name to change so that the helper is declared. */
+  readonly rename: string;
+}
+
 /** A pass's declarations with the f16 storage form applied, and the accessor helpers it may call. */
 export interface Declarations {
   /** `enable f16;` when needed, then every binding's declaration (no helpers). */
@@ -88,6 +96,12 @@ export interface Declarations {
   readonly storage: ReadonlyMap<string, StorageBinding>;
   /** Every accessor helper a template may call, by function name, in a fixed order. */
   readonly helpers: ReadonlyMap<string, string>;
+  /**
+   * The accessor helpers left out because their name is taken (by a binding, or by a helper of
+   * another binding), by function name: why, and the binding to rename, for the error of a template
+   * that calls one.
+   */
+  readonly withheld: ReadonlyMap<string, WithheldHelper>;
   /** The declarations followed by the helpers whose names are in `used` (in their fixed order). */
   withHelpers(used: ReadonlySet<string>): string;
 }
@@ -154,11 +168,12 @@ export function declareResources(
   const nativeF16 = [...storage.values()].some((s) => s.storage === "native" && s.scalar === "f16");
   if (nativeF16 || options.enableF16) lines.unshift("enable f16;", "");
   const text = lines.join("\n");
-  const helpers = accessorHelpers([...storage.values()], names);
+  const { helpers, withheld } = accessorHelpers([...storage.values()], names);
   return {
     text,
     storage,
     helpers,
+    withheld,
     withHelpers(used) {
       const picked = [...helpers.entries()].filter(([n]) => used.has(n)).map(([, t]) => t);
       return picked.length === 0 ? text : `${text}\n\n${picked.join("\n\n")}`;
@@ -186,13 +201,35 @@ function packedWordType(elem: string): string {
 /**
  * The accessor helpers of every storage binding, by name. Element indices count elements of the
  * binding's element type; the 2- and 4-element forms of a scalar binding take an even index. A
- * name that collides with a binding (or with a helper of another binding) is left out.
+ * name that collides with a binding (or with a helper of another binding) is left out, withheld
+ * with the reason (a template that calls it is an error naming the binding to rename).
  */
-function accessorHelpers(bindings: readonly StorageBinding[], taken: ReadonlySet<string>): Map<string, string> {
-  const all: [string, string][] = bindings.flatMap((b) => helpersOf(b));
-  const count = new Map<string, number>();
-  for (const [n] of all) count.set(n, (count.get(n) ?? 0) + 1);
-  return new Map(all.filter(([n]) => count.get(n) === 1 && !taken.has(n)));
+function accessorHelpers(
+  bindings: readonly StorageBinding[],
+  taken: ReadonlySet<string>,
+): { helpers: Map<string, string>; withheld: Map<string, WithheldHelper> } {
+  const all: [string, string, string][] = bindings.flatMap((b) =>
+    helpersOf(b).map(([n, text]): [string, string, string] => [n, text, b.name]),
+  );
+  const owners = new Map<string, string[]>();
+  for (const [n, , owner] of all) owners.set(n, [...(owners.get(n) ?? []), owner]);
+  const helpers = new Map<string, string>();
+  const withheld = new Map<string, WithheldHelper>();
+  for (const [n, text] of all) {
+    const of = owners.get(n)!;
+    if (taken.has(n))
+      withheld.set(n, {
+        why: `the accessor helper of binding \`${of[0]}\`, but the pass's binding (or uniform struct type) \`${n}\` has that name`,
+        rename: n,
+      });
+    else if (of.length > 1)
+      withheld.set(n, {
+        why: `the accessor helper of both bindings ${of.map((o) => `\`${o}\``).join(" and ")}`,
+        rename: of[of.length - 1]!,
+      });
+    else helpers.set(n, text);
+  }
+  return { helpers, withheld };
 }
 
 /** The parameter and local names of the accessor helpers' bodies. */

@@ -41,8 +41,10 @@ describe("a spec with very many problems", () => {
     expect(r.stdout + r.stderr).not.toMatch(/internal error|\n\s+at /);
     expect(r.code).toBe(1);
     expect(r.stdout + r.stderr).toContain(`and ${150_000 - MAX_FILE_DIAGNOSTICS} more problems in this file`);
-    expect(Date.now() - started).toBeLessThan(30_000);
-  }, 60_000);
+    // A bound for a blow-up (the 150,000 members once overflowed the stack), far above the few
+    // seconds it takes, so that a loaded machine does not fail it.
+    expect(Date.now() - started).toBeLessThan(120_000);
+  }, 240_000);
 
   it("caps duplicate keys the same way", () => {
     const dup = Array.from({ length: 50_000 }, () => `"$comment": "x",`).join("");

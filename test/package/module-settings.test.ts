@@ -103,7 +103,7 @@ describe.each<EmitKind>(["ts", "js"])("the bundle emitted as %s", (emit) => {
       };
       expect(typeErrors([bad], options, dir).join("\n"), setting.name).toMatch(/"desktop-32k"' is not assignable to type '"core"'/);
     }
-  }, 120_000);
+  }, 400_000);
 
   it("loads in plain Node, each profile's manifest() giving exactly its manifest.json", async () => {
     const script = [
@@ -135,5 +135,5 @@ describe.each<EmitKind>(["ts", "js"])("the bundle emitted as %s", (emit) => {
     expect(JSON.parse(r.stdout)).toEqual(
       PROFILES.map((name) => ({ name, same: true, profile: name, pipelines: expect.any(Number), planner: "function" })),
     );
-  }, 120_000);
+  }, 400_000);
 });

@@ -170,109 +170,112 @@ const $q163 = "pagedAttnStorageBytes";
 const $q164 = "pagedAttnStorageFits";
 const $q165 = "outputStoreOk";
 const $q166 = "the shape of output `outputT`";
-const $q167 = "contract";
-const $q168 = "no_variant";
-const $q169 = ": unknown input `";
-const $q170 = ": unknown output `";
-const $q171 = "is_causal";
-const $q172 = "kv_num_heads";
-const $q173 = "num_heads";
-const $q174 = ": unknown attribute `";
-const $q175 = "int32";
-const $q176 = ": attribute `kv_num_heads` is required";
-const $q177 = ": attribute `num_heads` is required";
-const $q178 = ": nothing was built for ";
-const $q179 = " on profile desktop-48k";
-const $q180 = "SparseAttention";
-const $q181 = ": pass `append`";
-const $q182 = "attrs.do_rotary";
-const $q183 = "attrs.rotary_interleaved";
-const $q184 = "dim(shapes.cosCacheT, 1)";
-const $q185 = "dim(shapes.pastKeyT, 3)";
-const $q186 = "present.cosCacheT";
-const $q187 = ": pass `rotate_q`";
-const $q188 = "attrs.sparse_block_size";
-const $q189 = "54b7fbe4d38063ef";
-const $q190 = ": no shader was built for pass `split_attend` with ";
-const $q191 = "present_key";
-const $q192 = "pastKeyT";
-const $q193 = "present_value";
-const $q194 = "pastValueT";
-const $q195 = "total_sequence_length";
-const $q196 = "totalSequenceLengthT";
-const $q197 = "key_total_sequence_lengths";
-const $q198 = "keyTotalSequenceLengthsT";
-const $q199 = "cos_cache";
-const $q200 = "cosCacheT";
-const $q201 = "sin_cache";
-const $q202 = "sinCacheT";
-const $q203 = "rotatedQuery";
-const $q204 = "block_row_indices";
-const $q205 = "blockRowIndicesT";
-const $q206 = "block_col_indices";
-const $q207 = "blockColIndicesT";
-const $q208 = "partial";
-const $q209 = "uniform field `params.rowStride`";
-const $q210 = ": pass `split_attend`";
-const $q211 = "the shape of intermediate `rotatedQuery`";
-const $q212 = "the shape of intermediate `partial`";
-const $q213 = "6e9682c3a9a8ba4a";
-const $q214 = ": no shader was built for pass `attend` with ";
-const $q215 = ": pass `attend`";
-const $q216 = "layoutShapeOk";
-const $q217 = "rotaryHalf";
-const $q218 = "rotaryDim";
-const $q219 = "ranks.cosCacheT";
-const $q220 = "ranks.sinCacheT";
-const $q221 = "shapes.sinCacheT";
-const $q222 = "shapes.cosCacheT";
-const $q223 = "tensorDtypes.cosCacheT";
-const $q224 = "tensorDtypes.sinCacheT";
-const $q225 = "rotaryOk";
-const $q226 = "indexFits";
-const $q227 = "shapes.keyT";
-const $q228 = "shapes.valueT";
-const $q229 = "numLayout";
-const $q230 = "usesRotary";
-const $q231 = "seqLen";
-const $q232 = "shapes.pastValueT";
-const $q233 = "shapes.pastKeyT";
-const $q234 = "maxNnz";
-const $q235 = "sparseContractOk";
-const $q236 = "attnWorkgroupSize";
-const $q237 = "bindingsFit";
-const $q238 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q239 = "dim(shapes.queryT, 2)";
-const $q240 = "attnStorageBytes";
-const $q241 = "attnStorageFits";
-const $q242 = "sparsePartialBytes";
-const $q243 = "sparseSplitFits";
-const $q244 = "sparseMergeWg";
-const $q245 = "params.seqLen";
-const $q246 = "append";
-const $q247 = "SparseAttention.AppendKV";
-const $q248 = "params.numLayout";
-const $q249 = "params.rowStride";
-const $q250 = "params.colStride";
-const $q251 = "params.maxCacheSeq";
-const $q252 = "split_attend";
-const $q253 = "SparseAttention.AttendSplitK";
-const $q254 = "d8a346cc1108b439";
-const $q255 = ": no shader was built for pass `append` with ";
-const $q256 = "bc41f32c70cb2068";
-const $q257 = ": no shader was built for pass `rotate_q` with ";
-const $q258 = "intermediate `rotatedQuery`";
-const $q259 = "intermediate `partial`";
-const $q260 = "bd2cec482da54d11";
-const $q261 = "2ccaaf24b3be277e";
-const $q262 = "f2be311d29ec445b";
-const $q263 = "9c12d29a47dc9bd1";
-const $q264 = "attend";
-const $q265 = "SparseAttention.Attend";
-const $q266 = "do_rotary";
-const $q267 = "rotary_interleaved";
-const $q268 = "sparse_block_size";
-const $q269 = "; allowed values: 0, 1";
+const $q167 = "[dim(shapes.queryT, 0), attrs.num_heads * headSize]";
+const $q168 = "dim(shapes.queryT, 0)";
+const $q169 = "contract";
+const $q170 = "no_variant";
+const $q171 = ": unknown input `";
+const $q172 = ": unknown output `";
+const $q173 = "is_causal";
+const $q174 = "kv_num_heads";
+const $q175 = "num_heads";
+const $q176 = ": unknown attribute `";
+const $q177 = "int32";
+const $q178 = ": attribute `kv_num_heads` is required";
+const $q179 = ": attribute `num_heads` is required";
+const $q180 = ": nothing was built for ";
+const $q181 = " on profile desktop-48k";
+const $q182 = "SparseAttention";
+const $q183 = ": pass `append`";
+const $q184 = "attrs.do_rotary";
+const $q185 = "attrs.rotary_interleaved";
+const $q186 = "dim(shapes.cosCacheT, 1)";
+const $q187 = "dim(shapes.pastKeyT, 3)";
+const $q188 = "present.cosCacheT";
+const $q189 = ": pass `rotate_q`";
+const $q190 = "attrs.sparse_block_size";
+const $q191 = "54b7fbe4d38063ef";
+const $q192 = ": no shader was built for pass `split_attend` with ";
+const $q193 = "present_key";
+const $q194 = "pastKeyT";
+const $q195 = "present_value";
+const $q196 = "pastValueT";
+const $q197 = "total_sequence_length";
+const $q198 = "totalSequenceLengthT";
+const $q199 = "key_total_sequence_lengths";
+const $q200 = "keyTotalSequenceLengthsT";
+const $q201 = "cos_cache";
+const $q202 = "cosCacheT";
+const $q203 = "sin_cache";
+const $q204 = "sinCacheT";
+const $q205 = "rotatedQuery";
+const $q206 = "block_row_indices";
+const $q207 = "blockRowIndicesT";
+const $q208 = "block_col_indices";
+const $q209 = "blockColIndicesT";
+const $q210 = "partial";
+const $q211 = "uniform field `params.rowStride`";
+const $q212 = ": pass `split_attend`";
+const $q213 = "the shape of intermediate `rotatedQuery`";
+const $q214 = "the shape of intermediate `partial`";
+const $q215 = "6e9682c3a9a8ba4a";
+const $q216 = ": no shader was built for pass `attend` with ";
+const $q217 = ": pass `attend`";
+const $q218 = "layoutShapeOk";
+const $q219 = "rotaryHalf";
+const $q220 = "rotaryDim";
+const $q221 = "ranks.cosCacheT";
+const $q222 = "ranks.sinCacheT";
+const $q223 = "shapes.sinCacheT";
+const $q224 = "shapes.cosCacheT";
+const $q225 = "tensorDtypes.cosCacheT";
+const $q226 = "tensorDtypes.sinCacheT";
+const $q227 = "rotaryOk";
+const $q228 = "indexFits";
+const $q229 = "shapes.keyT";
+const $q230 = "shapes.valueT";
+const $q231 = "numLayout";
+const $q232 = "usesRotary";
+const $q233 = "seqLen";
+const $q234 = "shapes.pastValueT";
+const $q235 = "shapes.pastKeyT";
+const $q236 = "maxNnz";
+const $q237 = "sparseContractOk";
+const $q238 = "attnWorkgroupSize";
+const $q239 = "bindingsFit";
+const $q240 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q241 = "dim(shapes.queryT, 2)";
+const $q242 = "attnStorageBytes";
+const $q243 = "attnStorageFits";
+const $q244 = "sparsePartialBytes";
+const $q245 = "sparseSplitFits";
+const $q246 = "sparseMergeWg";
+const $q247 = "params.seqLen";
+const $q248 = "append";
+const $q249 = "SparseAttention.AppendKV";
+const $q250 = "params.numLayout";
+const $q251 = "params.rowStride";
+const $q252 = "params.colStride";
+const $q253 = "params.maxCacheSeq";
+const $q254 = "split_attend";
+const $q255 = "SparseAttention.AttendSplitK";
+const $q256 = "d8a346cc1108b439";
+const $q257 = ": no shader was built for pass `append` with ";
+const $q258 = "bc41f32c70cb2068";
+const $q259 = ": no shader was built for pass `rotate_q` with ";
+const $q260 = "intermediate `rotatedQuery`";
+const $q261 = "intermediate `partial`";
+const $q262 = "bd2cec482da54d11";
+const $q263 = "2ccaaf24b3be277e";
+const $q264 = "f2be311d29ec445b";
+const $q265 = "9c12d29a47dc9bd1";
+const $q266 = "attend";
+const $q267 = "SparseAttention.Attend";
+const $q268 = "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]";
+const $q269 = "do_rotary";
+const $q270 = "rotary_interleaved";
+const $q271 = "sparse_block_size";
+const $q272 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -681,14 +684,25 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
   if (!(size <= max)) $fail($q26, prefix + ": " + what + " needs " + size + $q29 + limit + " (" + max + ")");
   return size;
 }
-/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
-function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  const a = v as unknown[];
-  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+/** Whether a computed output shape is a list of non-negative integers of the declared rank (-1: any rank). */
+function $isShape(v: unknown, rank: number): v is readonly number[] {
+  if (!Array.isArray(v) || (rank >= 0 && v.length !== rank)) return false;
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
-  return v as readonly number[];
+  for (let i = 0; i < v.length; i++) if (!($isSafe(v[i]) && (v[i] as number) >= 0)) return false;
+  return true;
+}
+/**
+ * Fails for a computed output shape that $isShape refuses, naming the spec's shape expression (text)
+ * and the attributes and dimensions it reads: reads holds each one's text, then a function computing
+ * its value; one whose value fails (a dimension of an absent tensor) is left out.
+ */
+function $badShape(v: unknown, rank: number, kernel: string, id: string, text: string, reads: readonly (string | (() => unknown))[]): never {
+  let s = "";
+  for (let i = 0; i < reads.length; i += 2) {
+    const r = $try(reads[i + 1] as () => unknown);
+    if (!(r instanceof EvalFailure)) s += (s ? ", " : " (") + (reads[i] as string) + $q12 + $show(r);
+  }
+  return $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060, \u0060" + text + "\u0060, is " + $show(v) + (s ? s + ")" : "") + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
 function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
@@ -1671,16 +1685,16 @@ function K0A0_plan(o: K0A0): Plan {
   } catch (e) {
     $evalFail(e, $q37, $q166);
   }
-  const h0 = $outShape(o0, 2, $q37, $q82);
+  const h0 = $isShape(o0, 2) ? o0 : $badShape(o0, 2, $q37, $q82, $q167, [$q168, () => o.s0[0], $q39, () => o.a2, $q41, () => o.s3[3]]);
   if (o.t9 === null) o.t9 = { shape: h0, dtype: $q104, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q82, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q82, o.t9.shape, h0, $q167);
   const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q37, $q58, o.u3.shape, h1, $q109);
   const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q37, $q60, o.u4.shape, h2, $q108);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q167, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q167, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q169, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q169, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1690,7 +1704,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q168, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q170, "PagedAttention: no variant fits this call on profile desktop-48k: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
@@ -1747,7 +1761,7 @@ function plan0(call: PagedAttentionCall): Plan {
           t8 = $td(ins[key], K0, $q33, key);
           break;
         default:
-          $fail($q0, K0 + $q169 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q171 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1765,7 +1779,7 @@ function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q34, key);
           break;
         default:
-          $fail($q0, K0 + $q170 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q172 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1773,20 +1787,20 @@ function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q171:
+        case $q173:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q172:
+        case $q174:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q173:
+        case $q175:
           g2 = $av(attrs[key], K0, key);
           break;
         case $q156:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q174 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q176 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1822,22 +1836,22 @@ function plan0(call: PagedAttentionCall): Plan {
     $missing(K0, $q33, $q62);
   } else {
     dt1 = t5.dtype;
-    if (dt1 !== $q175) $notAllowed(K0, $q33, $q62, dt1, "S", $q175);
+    if (dt1 !== $q177) $notAllowed(K0, $q33, $q62, dt1, "S", $q177);
     by1 = $q62;
     if (t5.shape.length !== 1) $rank(t5, 1, K0, $q33, $q62);
   }
   if (t6 === null) {
     $missing(K0, $q33, $q64);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", $q175, 1, K0, $q33, $q64);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", $q177, 1, K0, $q33, $q64);
   }
   if (t7 === null) {
     $missing(K0, $q33, $q66);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", $q175, 2, K0, $q33, $q66);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", $q177, 2, K0, $q33, $q66);
   }
   if (t8 !== null) {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", $q175, 1, K0, $q33, $q87);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", $q177, 1, K0, $q33, $q87);
   }
   if (t9 !== null) {
     if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q104, 2, K0, $q34, $q82);
@@ -1849,20 +1863,20 @@ function plan0(call: PagedAttentionCall): Plan {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q104, 4, K0, $q34, $q60);
   }
   if (dt0 === undefined) dt0 = $q104;
-  if (dt1 === undefined) dt1 = $q175;
-  $num(g0, false, K0, $q171);
-  $num(g1, false, K0, $q172);
-  $num(g2, false, K0, $q173);
+  if (dt1 === undefined) dt1 = $q177;
+  $num(g0, false, K0, $q173);
+  $num(g1, false, K0, $q174);
+  $num(g2, false, K0, $q175);
   $num(g3, false, K0, $q156);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q176);
-  if (a2 === undefined) $fail($q0, K0 + $q177);
-  if (dt0 === $q104 && dt1 === $q175) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q168, K0 + $q178 + "T=" + dt0 + ", " + "S=" + dt1 + $q179);
+  if (a1 === undefined) $fail($q0, K0 + $q178);
+  if (a2 === undefined) $fail($q0, K0 + $q179);
+  if (dt0 === $q104 && dt1 === $q177) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q170, K0 + $q180 + "T=" + dt0 + ", " + "S=" + dt1 + $q181);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1896,98 +1910,98 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q180;
+const K1 = $q182;
 const K1A0V0: readonly string[] = ["", " >= ", ""];
 const K1A0V1: readonly string[] = ["", " >= 8"];
 const K1A0V2: readonly string[] = ["", " <= 2147483647"];
 const K1A0V3: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q181;
-const K1A0V4: readonly string[] = [$q182, $q38, $q39, $q183, $q184, "dim(shapes.pastKeyT, 2)", $q185, $q186, $q42];
+const K1A0S1 = K1A0S0 + $q183;
+const K1A0V4: readonly string[] = [$q184, $q38, $q39, $q185, $q186, "dim(shapes.pastKeyT, 2)", $q187, $q188, $q42];
 const K1A0S2 = " on profile desktop-48k; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q187;
-const K1A0V5: readonly string[] = [$q38, $q39, $q183, $q184, $q185, $q186, $q42];
-const K1A0V6: readonly string[] = [$q182, $q38, $q39, $q188, $q185, $q42];
+const K1A0S3 = K1A0S0 + $q189;
+const K1A0V5: readonly string[] = [$q38, $q39, $q185, $q186, $q187, $q188, $q42];
+const K1A0V6: readonly string[] = [$q184, $q38, $q39, $q190, $q187, $q42];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V7: readonly string[] = [$q39, $q185];
+const K1A0V7: readonly string[] = [$q39, $q187];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q51, K1A0V7, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q180;
+const K1A0S4 = $q182;
 const K1A0V8: readonly [number, string, string] = [1073741824, $q52, K1A0S4];
-const K1A0V9: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q67, 11, 0]);
+const K1A0V9: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q193, 0, $q194, $q195, 0, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q203, 1, $q204, $q67, 11, 0]);
 const K1A0V10: readonly string[] = [$q70, $q71];
-const K1A0V11: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q199, 1, $q200, $q201, 1, $q202, $q195, 1, $q196, $q197, 1, $q198, "rotated_query", 6, $q203, $q67, 11, 0]);
-const K1A0V12: readonly BindingPlan[] = $bl([$q73, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q67, 11, 0]);
-const K1A0V13: readonly string[] = [$q209, $q70, $q80];
-const K1A0S5 = K1A0S0 + $q210;
-const K1A0V14: readonly BindingPlan[] = $bl([$q208, 7, $q208, $q34, 3, $q82]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q201, 1, $q202, $q203, 1, $q204, $q197, 1, $q198, $q199, 1, $q200, "rotated_query", 6, $q205, $q67, 11, 0]);
+const K1A0V12: readonly BindingPlan[] = $bl([$q73, 7, $q205, $q193, 1, $q194, $q195, 1, $q196, $q206, 1, $q207, $q208, 1, $q209, $q197, 1, $q198, $q199, 1, $q200, $q210, 6, $q210, $q67, 11, 0]);
+const K1A0V13: readonly string[] = [$q211, $q70, $q80];
+const K1A0S5 = K1A0S0 + $q212;
+const K1A0V14: readonly BindingPlan[] = $bl([$q210, 7, $q210, $q34, 3, $q82]);
 const K1A0V15: readonly string[] = [$q80];
 const K1A0S6 = K1A0S0 + $q83;
-const K1A0V16: readonly string[] = [K1A0S0, $q211, K1A0S0, $q212];
+const K1A0V16: readonly string[] = [K1A0S0, $q213, K1A0S0, $q214];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "466fc99caab3c8e4" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V17: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q67, 11, 0]);
-const K1A0S8 = K1A0S7 + $q181;
-const K1A0V18: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q208, 6, $q208, $q67, 11, 0]);
-const K1A0S9 = K1A0S7 + $q210;
+const K1A0V17: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q193, 0, $q194, $q195, 0, $q196, $q197, 1, $q198, $q199, 1, $q200, $q67, 11, 0]);
+const K1A0S8 = K1A0S7 + $q183;
+const K1A0V18: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q193, 1, $q194, $q195, 1, $q196, $q206, 1, $q207, $q208, 1, $q209, $q197, 1, $q198, $q199, 1, $q200, $q210, 6, $q210, $q67, 11, 0]);
+const K1A0S9 = K1A0S7 + $q212;
 const K1A0S10 = K1A0S7 + $q83;
-const K1A0V19: readonly string[] = [K1A0S7, $q212];
+const K1A0V19: readonly string[] = [K1A0S7, $q214];
 const K1A0V20: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q181;
-const K1A0S13 = K1A0S11 + $q187;
+const K1A0S12 = K1A0S11 + $q183;
+const K1A0S13 = K1A0S11 + $q189;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q67, 11, 0]);
-const K1A0S14 = K1A0S11 + $q210;
+const K1A0V21: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q193, 0, $q194, $q195, 0, $q196, $q197, 1, $q198, $q199, 1, $q200, $q201, 1, $q202, $q203, 1, $q204, $q67, 11, 0]);
+const K1A0S14 = K1A0S11 + $q212;
 const K1A0S15 = K1A0S11 + $q83;
-const K1A0V22: readonly string[] = [K1A0S11, $q211, K1A0S11, $q212];
+const K1A0V22: readonly string[] = [K1A0S11, $q213, K1A0S11, $q214];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q189 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q190, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q191 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q192, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q191, 0, $q192, $q193, 0, $q194, $q195, 1, $q196, $q197, 1, $q198, $q67, 11, 0]);
-const K1A0S17 = K1A0S16 + $q181;
-const K1A0S18 = K1A0S16 + $q210;
+const K1A0V23: readonly BindingPlan[] = $bl([$q53, 1, $q54, $q55, 1, $q56, $q193, 0, $q194, $q195, 0, $q196, $q197, 1, $q198, $q199, 1, $q200, $q67, 11, 0]);
+const K1A0S17 = K1A0S16 + $q183;
+const K1A0S18 = K1A0S16 + $q212;
 const K1A0S19 = K1A0S16 + $q83;
-const K1A0V24: readonly string[] = [K1A0S16, $q212];
+const K1A0V24: readonly string[] = [K1A0S16, $q214];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q181;
-const K1A0S22 = K1A0S20 + $q187;
+const K1A0S21 = K1A0S20 + $q183;
+const K1A0S22 = K1A0S20 + $q189;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q215 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q216, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V25: readonly BindingPlan[] = $bl([$q73, 7, $q203, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q34, 3, $q82, $q67, 11, 0]);
-const K1A0V26: readonly string[] = [$q209];
-const K1A0S23 = K1A0S20 + $q215;
-const K1A0V27: readonly string[] = [K1A0S20, $q211];
+const K1A0V25: readonly BindingPlan[] = $bl([$q73, 7, $q205, $q193, 1, $q194, $q195, 1, $q196, $q206, 1, $q207, $q208, 1, $q209, $q197, 1, $q198, $q199, 1, $q200, $q34, 3, $q82, $q67, 11, 0]);
+const K1A0V26: readonly string[] = [$q211];
+const K1A0S23 = K1A0S20 + $q217;
+const K1A0V27: readonly string[] = [K1A0S20, $q213];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "ce94b550b558712b" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q216, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q181;
-const K1A0V28: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q191, 1, $q192, $q193, 1, $q194, $q204, 1, $q205, $q206, 1, $q207, $q195, 1, $q196, $q197, 1, $q198, $q34, 3, $q82, $q67, 11, 0]);
-const K1A0S26 = K1A0S24 + $q215;
+const K1A0S25 = K1A0S24 + $q183;
+const K1A0V28: readonly BindingPlan[] = $bl([$q73, 1, $q74, $q193, 1, $q194, $q195, 1, $q196, $q206, 1, $q207, $q208, 1, $q209, $q197, 1, $q198, $q199, 1, $q200, $q34, 3, $q82, $q67, 11, 0]);
+const K1A0S26 = K1A0S24 + $q217;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q181;
-const K1A0S29 = K1A0S27 + $q187;
+const K1A0S28 = K1A0S27 + $q183;
+const K1A0S29 = K1A0S27 + $q189;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q215 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q216, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q215;
-const K1A0V29: readonly string[] = [K1A0S27, $q211];
+const K1A0S30 = K1A0S27 + $q217;
+const K1A0V29: readonly string[] = [K1A0S27, $q213];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q213 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q214, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q215 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q216, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q181;
-const K1A0S33 = K1A0S31 + $q215;
+const K1A0S32 = K1A0S31 + $q183;
+const K1A0S33 = K1A0S31 + $q217;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2100,7 +2114,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q218);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2110,9 +2124,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q200) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q202) : 0));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q219);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2120,16 +2134,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q218);
+    throw $wrap(e, $q220);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? (((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q219, $q200).shape.length === 2)) && ($need(o.t10, $q220, $q202).shape.length === 2)) && $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[])) && (($dimT(o.t9, (0 as number), $q200) as number) >= (o.s0[1] as number))) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q223, $q200).dtype === $q104)) && ($need(o.t10, $q224, $q202).dtype === $q104)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? (((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q221, $q202).shape.length === 2)) && ($need(o.t10, $q222, $q204).shape.length === 2)) && $same($need(o.t10, $q223, $q204).shape as readonly number[], $need(o.t9, $q224, $q202).shape as readonly number[])) && (($dimT(o.t9, (0 as number), $q202) as number) >= (o.s0[1] as number))) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q225, $q202).dtype === $q104)) && ($need(o.t10, $q226, $q204).dtype === $q104)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q225);
+    throw $wrap(e, $q227);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2153,13 +2167,13 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q226);
+    throw $wrap(e, $q228);
   }
 }
 /** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
   try {
-    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q101, $q54).shape.length === 3)) && ($need(o.t2, $q102, $q56).shape.length === 3)) && $same($need(o.t1, $q227, $q54).shape as readonly number[], $need(o.t2, $q228, $q56).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q54) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q54) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q103, $q54).dtype === $q104)) && ($need(o.t2, $q105, $q56).dtype === $q104)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q101, $q54).shape.length === 3)) && ($need(o.t2, $q102, $q56).shape.length === 3)) && $same($need(o.t1, $q229, $q54).shape as readonly number[], $need(o.t2, $q230, $q56).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q54) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q54) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q54) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q103, $q54).dtype === $q104)) && ($need(o.t2, $q105, $q56).dtype === $q104)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
     throw $wrap(e, $q106);
   }
@@ -2178,28 +2192,28 @@ function K1A0_d18(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q113, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q229, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q188, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q113, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q231, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q190, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q182, () => o.a0]);
+  return $why(path, K0A0V6, [$q184, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q110, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q118 : K1A0_x3(o, [...path, $q230]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q110, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q118 : K1A0_x3(o, [...path, $q232]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q115, () => o.t11!.shape[0], $q96, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => o.t11!.shape[1], $q231, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q97, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q112, $q111])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q115, () => o.t11!.shape[0], $q96, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q117, () => o.t11!.shape[1], $q233, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q97, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q112, $q111])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q232, () => o.s4, $q233, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q96, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q111, $q112, $q111])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q234, () => o.s4, $q235, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q96, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q111, $q112, $q111])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q114, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q229, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q234, () => o.s6[1]]), () => $why(path, K0A0V8, [$q234, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q114, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q231, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q236, () => o.s6[1]]), () => $why(path, K0A0V8, [$q236, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
@@ -2208,7 +2222,7 @@ function K1A0_x7(o: K1A0, path: readonly string[]): string {
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q219, $q200).shape.length === 2), () => $why(path, K0A0V10, [$q219, () => $need(o.t9, $q219, $q200).shape.length]), () => ($need(o.t10, $q220, $q202).shape.length === 2), () => $why(path, K0A0V10, [$q220, () => $need(o.t10, $q220, $q202).shape.length]), () => $same($need(o.t10, $q221, $q202).shape as readonly number[], $need(o.t9, $q222, $q200).shape as readonly number[]), () => $why(path, K0A0V0, [$q221, () => $need(o.t10, $q221, $q202).shape, $q222, () => $need(o.t9, $q222, $q200).shape]), () => (($dimT(o.t9, (0 as number), $q200) as number) >= (o.s0[1] as number)), () => $why(path, K1A0V0, ["dim(shapes.cosCacheT, 0)", () => $dimT(o.t9, (0 as number), $q200), $q231, () => o.s0[1]]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V1, [$q217, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q218, () => K1A0_d10(o), $q110, () => o.s3[3]]), () => ($need(o.t9, $q223, $q200).dtype === $q104), () => $why(path, K0A0V1, [$q223, () => $need(o.t9, $q223, $q200).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q224, () => $need(o.t10, $q224, $q202).dtype, $q112, $q111])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q186, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q230]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q221, $q202).shape.length === 2), () => $why(path, K0A0V10, [$q221, () => $need(o.t9, $q221, $q202).shape.length]), () => ($need(o.t10, $q222, $q204).shape.length === 2), () => $why(path, K0A0V10, [$q222, () => $need(o.t10, $q222, $q204).shape.length]), () => $same($need(o.t10, $q223, $q204).shape as readonly number[], $need(o.t9, $q224, $q202).shape as readonly number[]), () => $why(path, K0A0V0, [$q223, () => $need(o.t10, $q223, $q204).shape, $q224, () => $need(o.t9, $q224, $q202).shape]), () => (($dimT(o.t9, (0 as number), $q202) as number) >= (o.s0[1] as number)), () => $why(path, K1A0V0, ["dim(shapes.cosCacheT, 0)", () => $dimT(o.t9, (0 as number), $q202), $q233, () => o.s0[1]]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V1, [$q219, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q220, () => K1A0_d10(o), $q110, () => o.s3[3]]), () => ($need(o.t9, $q225, $q202).dtype === $q104), () => $why(path, K0A0V1, [$q225, () => $need(o.t9, $q225, $q202).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q226, () => $need(o.t10, $q226, $q204).dtype, $q112, $q111])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q188, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q232]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2220,7 +2234,7 @@ function K1A0_x10(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q95]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q122]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q121]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q216]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q225]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q226]), () => K1A0_x10(o, [...path, $q123])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q95]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q122]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q121]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q218]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q227]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q228]), () => K1A0_x10(o, [...path, $q123])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2232,7 +2246,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q235, () => K1A0_x0(o, [...[], $q235]));
+  return $condWhy(() => K1A0_d18(o), $q237, () => K1A0_x0(o, [...[], $q237]));
 }
 /** derive "appendCount": memo m19 */
 function K1A0_d19(o: K1A0): number {
@@ -2280,7 +2294,7 @@ function K1A0_d24(o: K1A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q231, () => o.s0[1], $q125, $q126]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q125, $q126]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q96, () => o.s0[0], $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d23(o), $q127, $q128]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q236, () => K1A0_d23(o), $q140, $q128]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q140, $q128])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q233, () => o.s0[1], $q125, $q126]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q125, $q126]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q96, () => o.s0[0], $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q125, $q126]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q238, () => K1A0_d23(o), $q127, $q128]), () => ((K1A0_d23(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q238, () => K1A0_d23(o), $q140, $q128]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q140, $q128])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2299,12 +2313,12 @@ function K1A0_d25(o: K1A0): boolean {
   try {
     return (o.m25 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (1073741824 as number))));
   } catch (e) {
-    throw $wrap(e, $q237);
+    throw $wrap(e, $q239);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q238, $q138]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q238, $q138])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q240, $q138]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q240, $q138])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2316,11 +2330,11 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d25(o), $q237, () => K1A0_x12(o, [...[], $q237]));
+  return $condWhy(() => K1A0_d25(o), $q239, () => K1A0_x12(o, [...[], $q239]));
 }
 /** why "packedKv" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q161, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q239, () => o.s0[2], $q107, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q161, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q241, () => o.s0[2], $q107, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2344,14 +2358,14 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q230, () => K1A0_x3(o, [...[], $q230]));
+  return $condWhy(() => K1A0_d1(o), $q232, () => K1A0_x3(o, [...[], $q232]));
 }
 /** derive "attnStorageBytes": memo m26 */
 function K1A0_d26(o: K1A0): number {
   try {
     return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m21 ?? K1A0_d21(o)) as number, o.s3[3] as number) as number, $mulN((o.m21 ?? K1A0_d21(o)) as number, (o.m23 ?? K1A0_d23(o)) as number) as number) as number, $chk((2 as number) * ((o.m23 ?? K1A0_d23(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m21 ?? K1A0_d21(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q240);
+    throw $wrap(e, $q242);
   }
 }
 /** derive "attnStorageFits": memo m27 */
@@ -2360,7 +2374,7 @@ function K1A0_d27(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d21(o) as number) <= (32 as number)), () => $why(path, K1A0V3, [$q144, () => K1A0_d21(o)]), () => $why(path, K0A0V8, [$q240, () => K1A0_d26(o), $q142, $q143])]);
+  return $and([() => ((K1A0_d21(o) as number) <= (32 as number)), () => $why(path, K1A0V3, [$q144, () => K1A0_d21(o)]), () => $why(path, K0A0V8, [$q242, () => K1A0_d26(o), $q142, $q143])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2372,7 +2386,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d27(o), $q241, () => K1A0_x14(o, [...[], $q241]));
+  return $condWhy(() => K1A0_d27(o), $q243, () => K1A0_x14(o, [...[], $q243]));
 }
 /** derive "sparseKeyCeiling": memo m28 */
 function K1A0_d28(o: K1A0): number {
@@ -2411,7 +2425,7 @@ function K1A0_d32(o: K1A0): number {
   try {
     return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q242);
+    throw $wrap(e, $q244);
   }
 }
 /** derive "sparseMergeLanes": memo m33 */
@@ -2431,12 +2445,12 @@ function K1A0_d35(o: K1A0): boolean {
   try {
     return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (1073741824 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (1024 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (49152 as number))));
   } catch (e) {
-    throw $wrap(e, $q243);
+    throw $wrap(e, $q245);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q130, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q125, $q126]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q130, () => K1A0_d31(o), $q125, $q126]), () => ((K1A0_d32(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q242, () => K1A0_d32(o), $q238, $q138]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q244, () => K1A0_d34(o), $q127, $q128]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q244, () => K1A0_d34(o), $q140, $q128]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q142, $q143])]);
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q130, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q125, $q126]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q130, () => K1A0_d31(o), $q125, $q126]), () => ((K1A0_d32(o) as number) <= (1073741824 as number)), () => $why(path, K0A0V8, [$q244, () => K1A0_d32(o), $q240, $q138]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q246, () => K1A0_d34(o), $q127, $q128]), () => ((K1A0_d34(o) as number) <= (1024 as number)), () => $why(path, K0A0V8, [$q246, () => K1A0_d34(o), $q140, $q128]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q142, $q143])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2448,18 +2462,18 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d35(o), $q243, () => K1A0_x15(o, [...[], $q243]));
+  return $condWhy(() => K1A0_d35(o), $q245, () => K1A0_x15(o, [...[], $q245]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q184, $q200).shape, 1, $q222);
+    return $dimS($need(o.t9, $q186, $q202).shape, 1, $q224);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q184, $q200).shape, 1, $q222));
+    return $show($dimS($need(o.t9, $q186, $q202).shape, 1, $q224));
   } catch (e) {
     if (e instanceof EvalFailure) return $q25 + e.message;
     throw e;
@@ -2469,22 +2483,22 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q74, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q5 = $buf(o.t9!, $q200, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q6 = $buf(o.t10!, $q202, 2, K1A0V8);
-    const b7 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), 0, 0];
+    const q1 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q200, 4, K1A0V8);
+    if (o.t9 === null) $omitted(pp, $q201, $q202);
+    const q5 = $buf(o.t9!, $q202, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q203, $q204);
+    const q6 = $buf(o.t10!, $q204, 2, K1A0V8);
+    const b7 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q246, $q247, s, K1A0V9, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q248, $q249, s, K1A0V9, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2493,13 +2507,13 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q74, 2, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q1 = $buf(o.t9!, $q200, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q2 = $buf(o.t10!, $q202, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V8);
-    const b6 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), 0, 0];
+    if (o.t9 === null) $omitted(pp, $q201, $q202);
+    const q1 = $buf(o.t9!, $q202, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q203, $q204);
+    const q2 = $buf(o.t10!, $q204, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q200, 4, K1A0V8);
+    const b6 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2514,15 +2528,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q1 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q2 = $buf(o.t5!, $q205, 4, K1A0V8);
-    const q3 = $buf(o.t6!, $q207, 4, K1A0V8);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V8);
+    const q0 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q207, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q209, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q200, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q248), $u32(r0, pp, $q249), $u32(o.s6[1], pp, $q250), $u32(o.s3[2], pp, $q251), $f32(o.a4, pp, $q157), 0];
+    const b8 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q250), $u32(r0, pp, $q251), $u32(o.s6[1], pp, $q252), $u32(o.s3[2], pp, $q253), $f32(o.a4, pp, $q157), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2530,7 +2544,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q252, $q253, s, K1A0V12, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q254, $q255, s, K1A0V12, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V13, st);
   }
@@ -2553,21 +2567,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S0 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q256;
+    if (s0 === undefined) $noShown(K1A0S0 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S0 + $q257, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q258;
+    if (s1 === undefined) $noShown(K1A0S0 + $q259, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q203) * 2), 1073741824, $q52, K1A0S0, $q258);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q205) * 2), 1073741824, $q52, K1A0S0, $q260);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q208) * 4), 1073741824, $q52, K1A0S0, $q259);
-    return $plan($q180, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q210) * 4), 1073741824, $q52, K1A0S0, $q261);
+    return $plan($q182, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V16, st);
   }
@@ -2588,24 +2602,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q230, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q232, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q74, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q198, 4, K1A0V8);
-    const b5 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), 0, 0];
+    const q1 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q200, 4, K1A0V8);
+    const b5 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q246, $q247, s, K1A0V17, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q248, $q249, s, K1A0V17, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2614,15 +2628,15 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q74, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q3 = $buf(o.t5!, $q205, 4, K1A0V8);
-    const q4 = $buf(o.t6!, $q207, 4, K1A0V8);
-    const q5 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q6 = $buf(o.t8!, $q198, 4, K1A0V8);
+    const q1 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q207, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q209, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q200, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q248), $u32(r0, pp, $q249), $u32(o.s6[1], pp, $q250), $u32(o.s3[2], pp, $q251), $f32(o.a4, pp, $q157), 0];
+    const b8 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q250), $u32(r0, pp, $q251), $u32(o.s6[1], pp, $q252), $u32(o.s3[2], pp, $q253), $f32(o.a4, pp, $q157), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2630,7 +2644,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q252, $q253, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q254, $q255, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V13, st);
   }
@@ -2639,14 +2653,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q260;
-    if (s0 === undefined) $noShown(K1A0S7 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q262;
+    if (s0 === undefined) $noShown(K1A0S7 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q208) * 4), 1073741824, $q52, K1A0S7, $q259);
-    return $plan($q180, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q210) * 4), 1073741824, $q52, K1A0S7, $q261);
+    return $plan($q182, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V19, st);
   }
@@ -2659,7 +2673,7 @@ function K1A0_r1(o: K1A0): string {
 }
 /** why "separateKv" is not true */
 function K1A0_x16(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q147, () => (o.t2 !== null), () => $where(path) + $q148, () => ($need(o.t1, $q101, $q54).shape.length === 3), () => $why(path, K1A0V20, [$q101, () => $need(o.t1, $q101, $q54).shape.length]), () => ($need(o.t2, $q102, $q56).shape.length === 3), () => $why(path, K1A0V20, [$q102, () => $need(o.t2, $q102, $q56).shape.length]), () => $same($need(o.t1, $q227, $q54).shape as readonly number[], $need(o.t2, $q228, $q56).shape as readonly number[]), () => $why(path, K0A0V0, [$q227, () => $need(o.t1, $q227, $q54).shape, $q228, () => $need(o.t2, $q228, $q56).shape]), () => ($dimT(o.t1, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, [$q149, () => $dimT(o.t1, (0 as number), $q54), $q96, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q54) === o.s0[1]), () => $why(path, K0A0V1, [$q150, () => $dimT(o.t1, (1 as number), $q54), $q231, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q54) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q54), $q100, () => K1A0_d12(o)]), () => ($need(o.t1, $q103, $q54).dtype === $q104), () => $why(path, K0A0V1, [$q103, () => $need(o.t1, $q103, $q54).dtype, $q112, $q111]), () => ($need(o.t2, $q105, $q56).dtype === $q104), () => $why(path, K0A0V1, [$q105, () => $need(o.t2, $q105, $q56).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q239, () => o.s0[2], $q97, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q147, () => (o.t2 !== null), () => $where(path) + $q148, () => ($need(o.t1, $q101, $q54).shape.length === 3), () => $why(path, K1A0V20, [$q101, () => $need(o.t1, $q101, $q54).shape.length]), () => ($need(o.t2, $q102, $q56).shape.length === 3), () => $why(path, K1A0V20, [$q102, () => $need(o.t2, $q102, $q56).shape.length]), () => $same($need(o.t1, $q229, $q54).shape as readonly number[], $need(o.t2, $q230, $q56).shape as readonly number[]), () => $why(path, K0A0V0, [$q229, () => $need(o.t1, $q229, $q54).shape, $q230, () => $need(o.t2, $q230, $q56).shape]), () => ($dimT(o.t1, (0 as number), $q54) === o.s0[0]), () => $why(path, K0A0V1, [$q149, () => $dimT(o.t1, (0 as number), $q54), $q96, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q54) === o.s0[1]), () => $why(path, K0A0V1, [$q150, () => $dimT(o.t1, (1 as number), $q54), $q233, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q54) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q54), $q100, () => K1A0_d12(o)]), () => ($need(o.t1, $q103, $q54).dtype === $q104), () => $why(path, K0A0V1, [$q103, () => $need(o.t1, $q103, $q54).dtype, $q112, $q111]), () => ($need(o.t2, $q105, $q56).dtype === $q104), () => $why(path, K0A0V1, [$q105, () => $need(o.t2, $q105, $q56).dtype, $q112, $q111]), () => $why(path, K0A0V1, [$q241, () => o.s0[2], $q97, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2680,22 +2694,22 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q54, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q55, $q56);
     const q1 = $buf(o.t2!, $q56, 2, K1A0V8);
-    const q2 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q3 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q199, $q200);
-    const q6 = $buf(o.t9!, $q200, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q201, $q202);
-    const q7 = $buf(o.t10!, $q202, 2, K1A0V8);
-    const b8 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), 0, 0];
+    const q2 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q200, 4, K1A0V8);
+    if (o.t9 === null) $omitted(pp, $q201, $q202);
+    const q6 = $buf(o.t9!, $q202, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q203, $q204);
+    const q7 = $buf(o.t10!, $q204, 2, K1A0V8);
+    const b8 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q246, $q247, s, K1A0V21, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q248, $q249, s, K1A0V21, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2705,21 +2719,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S11 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q263;
+    if (s0 === undefined) $noShown(K1A0S11 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
-    if (s1 === undefined) $noShown(K1A0S11 + $q257, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q264;
+    if (s1 === undefined) $noShown(K1A0S11 + $q259, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q203) * 2), 1073741824, $q52, K1A0S11, $q258);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q205) * 2), 1073741824, $q52, K1A0S11, $q260);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q208) * 4), 1073741824, $q52, K1A0S11, $q259);
-    return $plan($q180, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q210) * 4), 1073741824, $q52, K1A0S11, $q261);
+    return $plan($q182, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V22, st);
   }
@@ -2737,18 +2751,18 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q54, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q55, $q56);
     const q1 = $buf(o.t2!, $q56, 2, K1A0V8);
-    const q2 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q3 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V8);
-    const b6 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), 0, 0];
+    const q2 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q200, 4, K1A0V8);
+    const b6 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q246, $q247, s, K1A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q248, $q249, s, K1A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2757,14 +2771,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
-    if (s0 === undefined) $noShown(K1A0S16 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q265;
+    if (s0 === undefined) $noShown(K1A0S16 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q208) * 4), 1073741824, $q52, K1A0S16, $q259);
-    return $plan($q180, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q210) * 4), 1073741824, $q52, K1A0S16, $q261);
+    return $plan($q182, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V24, st);
   }
@@ -2778,20 +2792,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q1 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q2 = $buf(o.t5!, $q205, 4, K1A0V8);
-    const q3 = $buf(o.t6!, $q207, 4, K1A0V8);
-    const q4 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q198, 4, K1A0V8);
+    const q0 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q207, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q209, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q200, 4, K1A0V8);
     const q6 = $buf(o.t11!, $q82, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q248), $u32(r0, pp, $q249), $u32(o.s6[1], pp, $q250), $u32(o.s3[2], pp, $q251), $f32(o.a4, pp, $q157), 0];
+    const b8 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q250), $u32(r0, pp, $q251), $u32(o.s6[1], pp, $q252), $u32(o.s3[2], pp, $q253), $f32(o.a4, pp, $q157), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q264, $q265, s, K1A0V25, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q266, $q267, s, K1A0V25, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V26, st);
   }
@@ -2801,17 +2815,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S20 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q256;
+    if (s0 === undefined) $noShown(K1A0S20 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q256;
-    if (s1 === undefined) $noShown(K1A0S20 + $q257, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q258;
+    if (s1 === undefined) $noShown(K1A0S20 + $q259, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q203) * 2), 1073741824, $q52, K1A0S20, $q258);
-    return $plan($q180, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q205) * 2), 1073741824, $q52, K1A0S20, $q260);
+    return $plan($q182, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V27, st);
   }
@@ -2825,30 +2839,30 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q74, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q192, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q194, 2, K1A0V8);
-    const q3 = $buf(o.t5!, $q205, 4, K1A0V8);
-    const q4 = $buf(o.t6!, $q207, 4, K1A0V8);
-    const q5 = $buf(o.t7!, $q196, 4, K1A0V8);
-    const q6 = $buf(o.t8!, $q198, 4, K1A0V8);
+    const q1 = $buf(o.t3!, $q194, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q196, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q207, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q209, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q198, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q200, 4, K1A0V8);
     const q7 = $buf(o.t11!, $q82, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q245), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q248), $u32(r0, pp, $q249), $u32(o.s6[1], pp, $q250), $u32(o.s3[2], pp, $q251), $f32(o.a4, pp, $q157), 0];
+    const b8 = [$u32(o.s0[1], pp, $q247), $u32(o.s0[0], pp, $q152), $u32(o.s5[0], pp, $q250), $u32(r0, pp, $q251), $u32(o.s6[1], pp, $q252), $u32(o.s3[2], pp, $q253), $f32(o.a4, pp, $q157), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q264, $q265, s, K1A0V28, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q266, $q267, s, K1A0V28, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V26, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q260;
-  if (s0 === undefined) $noShown(K1A0S24 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q262;
+  if (s0 === undefined) $noShown(K1A0S24 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q180, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q182, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2860,17 +2874,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q261;
-    if (s0 === undefined) $noShown(K1A0S27 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q263;
+    if (s0 === undefined) $noShown(K1A0S27 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q262;
-    if (s1 === undefined) $noShown(K1A0S27 + $q257, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q264;
+    if (s1 === undefined) $noShown(K1A0S27 + $q259, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q203) * 2), 1073741824, $q52, K1A0S27, $q258);
-    return $plan($q180, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q205) * 2), 1073741824, $q52, K1A0S27, $q260);
+    return $plan($q182, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V29, st);
   }
@@ -2882,10 +2896,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q263;
-  if (s0 === undefined) $noShown(K1A0S31 + $q255, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q265;
+  if (s0 === undefined) $noShown(K1A0S31 + $q257, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q180, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q182, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2897,19 +2911,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q180, $q166);
+    $evalFail(e, $q182, $q166);
   }
-  const h0 = $outShape(o0, 3, $q180, $q82);
+  const h0 = $isShape(o0, 3) ? o0 : $badShape(o0, 3, $q182, $q82, $q268, [$q168, () => o.s0[0], $q151, () => o.s0[1], $q39, () => o.a2, $q187, () => o.s3[3]]);
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q104, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q180, $q82, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  else if (!$same(o.t11.shape, h0)) $badOutput($q182, $q82, o.t11.shape, h0, $q268);
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q180, $q192, o.u3.shape, h1, $q233);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q182, $q194, o.u3.shape, h1, $q235);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q180, $q194, o.u4.shape, h2, $q232);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q182, $q196, o.u4.shape, h2, $q234);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q167, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q167, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q167, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q169, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q169, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q169, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2919,7 +2933,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q168, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q170, "SparseAttention: no variant fits this call on profile desktop-48k: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile desktop-48k. Throws KernelCallError when the call cannot run. */
@@ -2961,32 +2975,32 @@ function plan1(call: SparseAttentionCall): Plan {
         case $q56:
           t2 = $td(ins[key], K1, $q33, key);
           break;
-        case $q192:
+        case $q194:
           t3 = $td(ins[key], K1, $q33, key);
           break;
-        case $q194:
+        case $q196:
           t4 = $td(ins[key], K1, $q33, key);
           break;
-        case $q205:
+        case $q207:
           t5 = $td(ins[key], K1, $q33, key);
           break;
-        case $q207:
+        case $q209:
           t6 = $td(ins[key], K1, $q33, key);
           break;
-        case $q196:
+        case $q198:
           t7 = $td(ins[key], K1, $q33, key);
           break;
-        case $q198:
+        case $q200:
           t8 = $td(ins[key], K1, $q33, key);
           break;
-        case $q200:
+        case $q202:
           t9 = $td(ins[key], K1, $q33, key);
           break;
-        case $q202:
+        case $q204:
           t10 = $td(ins[key], K1, $q33, key);
           break;
         default:
-          $fail($q0, K1 + $q169 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q171 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2997,14 +3011,14 @@ function plan1(call: SparseAttentionCall): Plan {
         case $q82:
           t11 = $td(outs[key], K1, $q34, key);
           break;
-        case $q192:
+        case $q194:
           u3 = $td(outs[key], K1, $q34, key);
           break;
-        case $q194:
+        case $q196:
           u4 = $td(outs[key], K1, $q34, key);
           break;
         default:
-          $fail($q0, K1 + $q170 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q172 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -3012,26 +3026,26 @@ function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q266:
+        case $q269:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q172:
+        case $q174:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q173:
+        case $q175:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q267:
+        case $q270:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q156:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q268:
+        case $q271:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q174 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q176 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3054,74 +3068,74 @@ function plan1(call: SparseAttentionCall): Plan {
     if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", $q104, 3, K1, $q33, $q56);
   }
   if (t3 === null) {
-    $missing(K1, $q33, $q192);
-  } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", $q104, 4, K1, $q33, $q192);
-  }
-  if (t4 === null) {
     $missing(K1, $q33, $q194);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", $q104, 4, K1, $q33, $q194);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", $q104, 4, K1, $q33, $q194);
   }
-  if (t5 === null) {
-    $missing(K1, $q33, $q205);
-  } else {
-    dt1 = t5.dtype;
-    if (dt1 !== $q175) $notAllowed(K1, $q33, $q205, dt1, "M", $q175);
-    by1 = $q205;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q205);
-  }
-  if (t6 === null) {
-    $missing(K1, $q33, $q207);
-  } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", $q175, 2, K1, $q33, $q207);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q33, $q196);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", $q175, 1, K1, $q33, $q196);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", $q104, 4, K1, $q33, $q196);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q33, $q207);
+  } else {
+    dt1 = t5.dtype;
+    if (dt1 !== $q177) $notAllowed(K1, $q33, $q207, dt1, "M", $q177);
+    by1 = $q207;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q207);
+  }
+  if (t6 === null) {
+    $missing(K1, $q33, $q209);
+  } else {
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", $q177, 2, K1, $q33, $q209);
+  }
+  if (t7 === null) {
     $missing(K1, $q33, $q198);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", $q175, 1, K1, $q33, $q198);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", $q177, 1, K1, $q33, $q198);
+  }
+  if (t8 === null) {
+    $missing(K1, $q33, $q200);
+  } else {
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", $q177, 1, K1, $q33, $q200);
   }
   if (t9 !== null) {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q104, 2, K1, $q33, $q200);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q104, 2, K1, $q33, $q202);
   }
   if (t10 !== null) {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", $q104, 2, K1, $q33, $q202);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", $q104, 2, K1, $q33, $q204);
   }
   if (t11 !== null) {
     if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", $q104, 3, K1, $q34, $q82);
   }
   if (u3 !== null) {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", $q104, 4, K1, $q34, $q192);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", $q104, 4, K1, $q34, $q194);
   }
   if (u4 !== null) {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q104, 4, K1, $q34, $q194);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q104, 4, K1, $q34, $q196);
   }
   if (dt0 === undefined) dt0 = $q104;
-  if (dt1 === undefined) dt1 = $q175;
-  $num(g0, false, K1, $q266);
-  $num(g1, false, K1, $q172);
-  $num(g2, false, K1, $q173);
-  $num(g3, false, K1, $q267);
+  if (dt1 === undefined) dt1 = $q177;
+  $num(g0, false, K1, $q269);
+  $num(g1, false, K1, $q174);
+  $num(g2, false, K1, $q175);
+  $num(g3, false, K1, $q270);
   $num(g4, false, K1, $q156);
-  $num(g5, false, K1, $q268);
+  $num(g5, false, K1, $q271);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q269);
-  if (a1 === undefined) $fail($q0, K1 + $q176);
-  if (a2 === undefined) $fail($q0, K1 + $q177);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q269);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q272);
+  if (a1 === undefined) $fail($q0, K1 + $q178);
+  if (a2 === undefined) $fail($q0, K1 + $q179);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q272);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q104 && dt1 === $q175) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
-  return $fail($q168, K1 + $q178 + "T=" + dt0 + ", " + "M=" + dt1 + $q179);
+  if (dt0 === $q104 && dt1 === $q177) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q170, K1 + $q180 + "T=" + dt0 + ", " + "M=" + dt1 + $q181);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

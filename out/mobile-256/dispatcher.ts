@@ -161,109 +161,112 @@ const $q154 = "pagedAttnStorageBytes";
 const $q155 = "pagedAttnStorageFits";
 const $q156 = "outputStoreOk";
 const $q157 = "the shape of output `outputT`";
-const $q158 = "contract";
-const $q159 = "no_variant";
-const $q160 = ": unknown input `";
-const $q161 = ": unknown output `";
-const $q162 = "is_causal";
-const $q163 = "kv_num_heads";
-const $q164 = "num_heads";
-const $q165 = ": unknown attribute `";
-const $q166 = "int32";
-const $q167 = ": attribute `kv_num_heads` is required";
-const $q168 = ": attribute `num_heads` is required";
-const $q169 = ": nothing was built for ";
-const $q170 = " on profile mobile-256";
-const $q171 = "SparseAttention";
-const $q172 = ": pass `append`";
-const $q173 = "attrs.do_rotary";
-const $q174 = "attrs.rotary_interleaved";
-const $q175 = "dim(shapes.cosCacheT, 1)";
-const $q176 = "dim(shapes.pastKeyT, 3)";
-const $q177 = "present.cosCacheT";
-const $q178 = ": pass `rotate_q`";
-const $q179 = "attrs.sparse_block_size";
-const $q180 = "1eb2eb8675c1d416";
-const $q181 = ": no shader was built for pass `split_attend` with ";
-const $q182 = "present_key";
-const $q183 = "pastKeyT";
-const $q184 = "present_value";
-const $q185 = "pastValueT";
-const $q186 = "total_sequence_length";
-const $q187 = "totalSequenceLengthT";
-const $q188 = "key_total_sequence_lengths";
-const $q189 = "keyTotalSequenceLengthsT";
-const $q190 = "cos_cache";
-const $q191 = "cosCacheT";
-const $q192 = "sin_cache";
-const $q193 = "sinCacheT";
-const $q194 = "rotatedQuery";
-const $q195 = "block_row_indices";
-const $q196 = "blockRowIndicesT";
-const $q197 = "block_col_indices";
-const $q198 = "blockColIndicesT";
-const $q199 = "partial";
-const $q200 = "uniform field `params.rowStride`";
-const $q201 = ": pass `split_attend`";
-const $q202 = "the shape of intermediate `rotatedQuery`";
-const $q203 = "the shape of intermediate `partial`";
-const $q204 = "d5bd9edf150a5573";
-const $q205 = ": no shader was built for pass `attend` with ";
-const $q206 = ": pass `attend`";
-const $q207 = "layoutShapeOk";
-const $q208 = "rotaryHalf";
-const $q209 = "rotaryDim";
-const $q210 = "ranks.cosCacheT";
-const $q211 = "ranks.sinCacheT";
-const $q212 = "shapes.sinCacheT";
-const $q213 = "shapes.cosCacheT";
-const $q214 = "tensorDtypes.cosCacheT";
-const $q215 = "tensorDtypes.sinCacheT";
-const $q216 = "rotaryOk";
-const $q217 = "indexFits";
-const $q218 = "shapes.keyT";
-const $q219 = "shapes.valueT";
-const $q220 = "numLayout";
-const $q221 = "usesRotary";
-const $q222 = "seqLen";
-const $q223 = "shapes.pastValueT";
-const $q224 = "shapes.pastKeyT";
-const $q225 = "maxNnz";
-const $q226 = "sparseContractOk";
-const $q227 = "attnWorkgroupSize";
-const $q228 = "bindingsFit";
-const $q229 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
-const $q230 = "dim(shapes.queryT, 2)";
-const $q231 = "attnStorageBytes";
-const $q232 = "attnStorageFits";
-const $q233 = "sparsePartialBytes";
-const $q234 = "sparseSplitFits";
-const $q235 = "sparseMergeWg";
-const $q236 = "params.seqLen";
-const $q237 = "append";
-const $q238 = "SparseAttention.AppendKV";
-const $q239 = "params.numLayout";
-const $q240 = "params.rowStride";
-const $q241 = "params.colStride";
-const $q242 = "params.maxCacheSeq";
-const $q243 = "split_attend";
-const $q244 = "SparseAttention.AttendSplitK";
-const $q245 = "d8a346cc1108b439";
-const $q246 = ": no shader was built for pass `append` with ";
-const $q247 = "bc41f32c70cb2068";
-const $q248 = ": no shader was built for pass `rotate_q` with ";
-const $q249 = "intermediate `rotatedQuery`";
-const $q250 = "intermediate `partial`";
-const $q251 = "bd2cec482da54d11";
-const $q252 = "2ccaaf24b3be277e";
-const $q253 = "f2be311d29ec445b";
-const $q254 = "9c12d29a47dc9bd1";
-const $q255 = "attend";
-const $q256 = "SparseAttention.Attend";
-const $q257 = "do_rotary";
-const $q258 = "rotary_interleaved";
-const $q259 = "sparse_block_size";
-const $q260 = "; allowed values: 0, 1";
+const $q158 = "[dim(shapes.queryT, 0), attrs.num_heads * headSize]";
+const $q159 = "dim(shapes.queryT, 0)";
+const $q160 = "contract";
+const $q161 = "no_variant";
+const $q162 = ": unknown input `";
+const $q163 = ": unknown output `";
+const $q164 = "is_causal";
+const $q165 = "kv_num_heads";
+const $q166 = "num_heads";
+const $q167 = ": unknown attribute `";
+const $q168 = "int32";
+const $q169 = ": attribute `kv_num_heads` is required";
+const $q170 = ": attribute `num_heads` is required";
+const $q171 = ": nothing was built for ";
+const $q172 = " on profile mobile-256";
+const $q173 = "SparseAttention";
+const $q174 = ": pass `append`";
+const $q175 = "attrs.do_rotary";
+const $q176 = "attrs.rotary_interleaved";
+const $q177 = "dim(shapes.cosCacheT, 1)";
+const $q178 = "dim(shapes.pastKeyT, 3)";
+const $q179 = "present.cosCacheT";
+const $q180 = ": pass `rotate_q`";
+const $q181 = "attrs.sparse_block_size";
+const $q182 = "1eb2eb8675c1d416";
+const $q183 = ": no shader was built for pass `split_attend` with ";
+const $q184 = "present_key";
+const $q185 = "pastKeyT";
+const $q186 = "present_value";
+const $q187 = "pastValueT";
+const $q188 = "total_sequence_length";
+const $q189 = "totalSequenceLengthT";
+const $q190 = "key_total_sequence_lengths";
+const $q191 = "keyTotalSequenceLengthsT";
+const $q192 = "cos_cache";
+const $q193 = "cosCacheT";
+const $q194 = "sin_cache";
+const $q195 = "sinCacheT";
+const $q196 = "rotatedQuery";
+const $q197 = "block_row_indices";
+const $q198 = "blockRowIndicesT";
+const $q199 = "block_col_indices";
+const $q200 = "blockColIndicesT";
+const $q201 = "partial";
+const $q202 = "uniform field `params.rowStride`";
+const $q203 = ": pass `split_attend`";
+const $q204 = "the shape of intermediate `rotatedQuery`";
+const $q205 = "the shape of intermediate `partial`";
+const $q206 = "d5bd9edf150a5573";
+const $q207 = ": no shader was built for pass `attend` with ";
+const $q208 = ": pass `attend`";
+const $q209 = "layoutShapeOk";
+const $q210 = "rotaryHalf";
+const $q211 = "rotaryDim";
+const $q212 = "ranks.cosCacheT";
+const $q213 = "ranks.sinCacheT";
+const $q214 = "shapes.sinCacheT";
+const $q215 = "shapes.cosCacheT";
+const $q216 = "tensorDtypes.cosCacheT";
+const $q217 = "tensorDtypes.sinCacheT";
+const $q218 = "rotaryOk";
+const $q219 = "indexFits";
+const $q220 = "shapes.keyT";
+const $q221 = "shapes.valueT";
+const $q222 = "numLayout";
+const $q223 = "usesRotary";
+const $q224 = "seqLen";
+const $q225 = "shapes.pastValueT";
+const $q226 = "shapes.pastKeyT";
+const $q227 = "maxNnz";
+const $q228 = "sparseContractOk";
+const $q229 = "attnWorkgroupSize";
+const $q230 = "bindingsFit";
+const $q231 = "min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize)";
+const $q232 = "dim(shapes.queryT, 2)";
+const $q233 = "attnStorageBytes";
+const $q234 = "attnStorageFits";
+const $q235 = "sparsePartialBytes";
+const $q236 = "sparseSplitFits";
+const $q237 = "sparseMergeWg";
+const $q238 = "params.seqLen";
+const $q239 = "append";
+const $q240 = "SparseAttention.AppendKV";
+const $q241 = "params.numLayout";
+const $q242 = "params.rowStride";
+const $q243 = "params.colStride";
+const $q244 = "params.maxCacheSeq";
+const $q245 = "split_attend";
+const $q246 = "SparseAttention.AttendSplitK";
+const $q247 = "d8a346cc1108b439";
+const $q248 = ": no shader was built for pass `append` with ";
+const $q249 = "bc41f32c70cb2068";
+const $q250 = ": no shader was built for pass `rotate_q` with ";
+const $q251 = "intermediate `rotatedQuery`";
+const $q252 = "intermediate `partial`";
+const $q253 = "bd2cec482da54d11";
+const $q254 = "2ccaaf24b3be277e";
+const $q255 = "f2be311d29ec445b";
+const $q256 = "9c12d29a47dc9bd1";
+const $q257 = "attend";
+const $q258 = "SparseAttention.Attend";
+const $q259 = "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]";
+const $q260 = "do_rotary";
+const $q261 = "rotary_interleaved";
+const $q262 = "sparse_block_size";
+const $q263 = "; allowed values: 0, 1";
 
 /** A tensor as a call describes it: shape and ONNX element type. */
 export interface TensorDesc<D extends string = string> {
@@ -672,14 +675,25 @@ function $fits(size: number, max: number, limit: string, prefix: string, what: s
   if (!(size <= max)) $fail($q26, prefix + ": " + what + " needs " + size + $q29 + limit + " (" + max + ")");
   return size;
 }
-/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
-function $outShape(v: unknown, rank: number, kernel: string, id: string): readonly number[] {
-  const a = v as unknown[];
-  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+/** Whether a computed output shape is a list of non-negative integers of the declared rank (-1: any rank). */
+function $isShape(v: unknown, rank: number): v is readonly number[] {
+  if (!Array.isArray(v) || (rank >= 0 && v.length !== rank)) return false;
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i] as number) >= 0)) ok = false;
-  if (!ok) $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
-  return v as readonly number[];
+  for (let i = 0; i < v.length; i++) if (!($isSafe(v[i]) && (v[i] as number) >= 0)) return false;
+  return true;
+}
+/**
+ * Fails for a computed output shape that $isShape refuses, naming the spec's shape expression (text)
+ * and the attributes and dimensions it reads: reads holds each one's text, then a function computing
+ * its value; one whose value fails (a dimension of an absent tensor) is left out.
+ */
+function $badShape(v: unknown, rank: number, kernel: string, id: string, text: string, reads: readonly (string | (() => unknown))[]): never {
+  let s = "";
+  for (let i = 0; i < reads.length; i += 2) {
+    const r = $try(reads[i + 1] as () => unknown);
+    if (!(r instanceof EvalFailure)) s += (s ? ", " : " (") + (reads[i] as string) + $q12 + $show(r);
+  }
+  return $fail($q26, kernel + ": the shape of output \u0060" + id + "\u0060, \u0060" + text + "\u0060, is " + $show(v) + (s ? s + ")" : "") + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
 function $badOutput(kernel: string, id: string, given: readonly number[], want: readonly number[], text: string): never {
@@ -1662,16 +1676,16 @@ function K0A0_plan(o: K0A0): Plan {
   } catch (e) {
     $evalFail(e, $q37, $q157);
   }
-  const h0 = $outShape(o0, 2, $q37, $q77);
+  const h0 = $isShape(o0, 2) ? o0 : $badShape(o0, 2, $q37, $q77, $q158, [$q159, () => o.s0[0], $q39, () => o.a2, $q41, () => o.s3[3]]);
   if (o.t9 === null) o.t9 = { shape: h0, dtype: $q94, n: $product(h0) };
-  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q77, o.t9.shape, h0, "[dim(shapes.queryT, 0), attrs.num_heads * headSize]");
+  else if (!$same(o.t9.shape, h0)) $badOutput($q37, $q77, o.t9.shape, h0, $q158);
   const h1 = o.s3;
   if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q37, $q53, o.u3.shape, h1, $q99);
   const h2 = o.s4;
   if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q37, $q55, o.u4.shape, h2, $q98);
   const shapes = { "outputT": h0, "keyCacheT": h1, "valueCacheT": h2 };
-  if (!K0A0_c0(o)) $fail($q158, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
-  if (!K0A0_c1(o)) $fail($q158, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
+  if (!K0A0_c0(o)) $fail($q160, "PagedAttention: condition `pagedContractOk` failed: " + K0A0_w0(o));
+  if (!K0A0_c1(o)) $fail($q160, "PagedAttention: condition `dispatchFits` failed: " + K0A0_w1(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined, v6: boolean | undefined, v7: boolean | undefined;
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p0(o, shapes);
   if ((v0 ??= K0A0_c2(o)) && (v1 ??= K0A0_c3(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p1(o, shapes);
@@ -1681,7 +1695,7 @@ function K0A0_plan(o: K0A0): Plan {
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v2 ??= K0A0_c4(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p5(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v3 ??= K0A0_c5(o))) return K0A0_p6(o, shapes);
   if ((v6 ??= K0A0_c8(o)) && (v7 ??= K0A0_c9(o)) && (v5 ??= K0A0_c7(o)) && (v4 ??= K0A0_c6(o))) return K0A0_p7(o, shapes);
-  return $fail($q159, "PagedAttention: no variant fits this call on profile mobile-256: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
+  return $fail($q161, "PagedAttention: no variant fits this call on profile mobile-256: " + "separate_derived_splitk: " + K0A0_r0(o) + "; " + "separate_slot_splitk: " + K0A0_r1(o) + "; " + "packed_derived_splitk: " + K0A0_r2(o) + "; " + "packed_slot_splitk: " + K0A0_r3(o) + "; " + "separate_derived: " + K0A0_r4(o) + "; " + "separate_slot: " + K0A0_r5(o) + "; " + "packed_derived: " + K0A0_r6(o) + "; " + "packed_slot: " + K0A0_r7(o));
 }
 
 /** Plans a call of PagedAttention (com.microsoft) on profile mobile-256. Throws KernelCallError when the call cannot run. */
@@ -1738,7 +1752,7 @@ function plan0(call: PagedAttentionCall): Plan {
           t8 = $td(ins[key], K0, $q33, key);
           break;
         default:
-          $fail($q0, K0 + $q160 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
+          $fail($q0, K0 + $q162 + $name(key) + "`; inputs are queryT, keyT, valueT, keyCacheT, valueCacheT, cumulativeSequenceLengthT, pastSeqlensT, blockTableT, slotMappingT");
       }
     }
   }
@@ -1756,7 +1770,7 @@ function plan0(call: PagedAttentionCall): Plan {
           u4 = $td(outs[key], K0, $q34, key);
           break;
         default:
-          $fail($q0, K0 + $q161 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
+          $fail($q0, K0 + $q163 + $name(key) + "`; outputs are outputT, keyCacheT, valueCacheT");
       }
     }
   }
@@ -1764,20 +1778,20 @@ function plan0(call: PagedAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q162:
+        case $q164:
           g0 = $av(attrs[key], K0, key);
           break;
-        case $q163:
+        case $q165:
           g1 = $av(attrs[key], K0, key);
           break;
-        case $q164:
+        case $q166:
           g2 = $av(attrs[key], K0, key);
           break;
         case $q147:
           g3 = $av(attrs[key], K0, key);
           break;
         default:
-          $fail($q0, K0 + $q165 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
+          $fail($q0, K0 + $q167 + $name(key) + "`; attributes are is_causal, kv_num_heads, num_heads, scale");
       }
     }
   }
@@ -1813,22 +1827,22 @@ function plan0(call: PagedAttentionCall): Plan {
     $missing(K0, $q33, $q57);
   } else {
     dt1 = t5.dtype;
-    if (dt1 !== $q166) $notAllowed(K0, $q33, $q57, dt1, "S", $q166);
+    if (dt1 !== $q168) $notAllowed(K0, $q33, $q57, dt1, "S", $q168);
     by1 = $q57;
     if (t5.shape.length !== 1) $rank(t5, 1, K0, $q33, $q57);
   }
   if (t6 === null) {
     $missing(K0, $q33, $q59);
   } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", $q166, 1, K0, $q33, $q59);
+    if (t6.dtype !== dt1 || t6.shape.length !== 1) $param(t6, dt1!, by1, "S", $q168, 1, K0, $q33, $q59);
   }
   if (t7 === null) {
     $missing(K0, $q33, $q61);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", $q166, 2, K0, $q33, $q61);
+    if (t7.dtype !== dt1 || t7.shape.length !== 2) $param(t7, dt1!, by1, "S", $q168, 2, K0, $q33, $q61);
   }
   if (t8 !== null) {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", $q166, 1, K0, $q33, $q82);
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "S", $q168, 1, K0, $q33, $q82);
   }
   if (t9 !== null) {
     if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q94, 2, K0, $q34, $q77);
@@ -1840,20 +1854,20 @@ function plan0(call: PagedAttentionCall): Plan {
     if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q94, 4, K0, $q34, $q55);
   }
   if (dt0 === undefined) dt0 = $q94;
-  if (dt1 === undefined) dt1 = $q166;
-  $num(g0, false, K0, $q162);
-  $num(g1, false, K0, $q163);
-  $num(g2, false, K0, $q164);
+  if (dt1 === undefined) dt1 = $q168;
+  $num(g0, false, K0, $q164);
+  $num(g1, false, K0, $q165);
+  $num(g2, false, K0, $q166);
   $num(g3, false, K0, $q147);
   const a0: unknown = g0 !== undefined ? g0 : 1;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : undefined;
   if (a0 !== undefined && a0 !== 1) $fail($q0, K0 + ": attribute `is_causal` is " + $show(a0) + "; allowed values: 1");
-  if (a1 === undefined) $fail($q0, K0 + $q167);
-  if (a2 === undefined) $fail($q0, K0 + $q168);
-  if (dt0 === $q94 && dt1 === $q166) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
-  return $fail($q159, K0 + $q169 + "T=" + dt0 + ", " + "S=" + dt1 + $q170);
+  if (a1 === undefined) $fail($q0, K0 + $q169);
+  if (a2 === undefined) $fail($q0, K0 + $q170);
+  if (dt0 === $q94 && dt1 === $q168) return K0A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, u3, u4, a0, a1, a2, a3, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null });
+  return $fail($q161, K0 + $q171 + "T=" + dt0 + ", " + "S=" + dt1 + $q172);
 }
 
 /** A call of SparseAttention: its tensors by spec id and its attributes. */
@@ -1887,98 +1901,98 @@ export interface SparseAttentionCall {
   };
 }
 
-const K1 = $q171;
+const K1 = $q173;
 const K1A0V0: readonly string[] = ["", " >= ", ""];
 const K1A0V1: readonly string[] = ["", " >= 8"];
 const K1A0V2: readonly string[] = ["", " <= 2147483647"];
 const K1A0V3: readonly string[] = ["", " <= 32"];
 const K1A0S0 = "SparseAttention: variant `packed_rotary_splitk`";
-const K1A0S1 = K1A0S0 + $q172;
-const K1A0V4: readonly string[] = [$q173, $q38, $q39, $q174, $q175, "dim(shapes.pastKeyT, 2)", $q176, $q177, $q42];
+const K1A0S1 = K1A0S0 + $q174;
+const K1A0V4: readonly string[] = [$q175, $q38, $q39, $q176, $q177, "dim(shapes.pastKeyT, 2)", $q178, $q179, $q42];
 const K1A0S2 = " on profile mobile-256; add an instance with these values under instances.SparseAttention in kernelc.config.json and rebuild";
-const K1A0S3 = K1A0S0 + $q178;
-const K1A0V5: readonly string[] = [$q38, $q39, $q174, $q175, $q176, $q177, $q42];
-const K1A0V6: readonly string[] = [$q173, $q38, $q39, $q179, $q176, $q42];
+const K1A0S3 = K1A0S0 + $q180;
+const K1A0V5: readonly string[] = [$q38, $q39, $q176, $q177, $q178, $q179, $q42];
+const K1A0V6: readonly string[] = [$q175, $q38, $q39, $q181, $q178, $q42];
 function K1A0T0(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q182 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q183, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V7: readonly string[] = [$q39, $q176];
+const K1A0V7: readonly string[] = [$q39, $q178];
 function K1A0T1(a0: unknown, a1: unknown, vp: string): string {
   return (a0 === 32 ? (a1 === 128 ? "f5030928fe3a9980" : null) : null) ?? $noShader(vp + $q46, K1A0V7, [a0, a1], K1A0S2);
 }
-const K1A0S4 = $q171;
+const K1A0S4 = $q173;
 const K1A0V8: readonly [number, string, string] = [134217728, $q47, K1A0S4];
-const K1A0V9: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q62, 11, 0]);
+const K1A0V9: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q184, 0, $q185, $q186, 0, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
 const K1A0V10: readonly string[] = [$q65, $q66];
-const K1A0V11: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q190, 1, $q191, $q192, 1, $q193, $q186, 1, $q187, $q188, 1, $q189, "rotated_query", 6, $q194, $q62, 11, 0]);
-const K1A0V12: readonly BindingPlan[] = $bl([$q68, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q62, 11, 0]);
-const K1A0V13: readonly string[] = [$q200, $q65, $q75];
-const K1A0S5 = K1A0S0 + $q201;
-const K1A0V14: readonly BindingPlan[] = $bl([$q199, 7, $q199, $q34, 3, $q77]);
+const K1A0V11: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q192, 1, $q193, $q194, 1, $q195, $q188, 1, $q189, $q190, 1, $q191, "rotated_query", 6, $q196, $q62, 11, 0]);
+const K1A0V12: readonly BindingPlan[] = $bl([$q68, 7, $q196, $q184, 1, $q185, $q186, 1, $q187, $q197, 1, $q198, $q199, 1, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 6, $q201, $q62, 11, 0]);
+const K1A0V13: readonly string[] = [$q202, $q65, $q75];
+const K1A0S5 = K1A0S0 + $q203;
+const K1A0V14: readonly BindingPlan[] = $bl([$q201, 7, $q201, $q34, 3, $q77]);
 const K1A0V15: readonly string[] = [$q75];
 const K1A0S6 = K1A0S0 + $q78;
-const K1A0V16: readonly string[] = [K1A0S0, $q202, K1A0S0, $q203];
+const K1A0V16: readonly string[] = [K1A0S0, $q204, K1A0S0, $q205];
 const K1A0S7 = "SparseAttention: variant `packed_splitk`";
 function K1A0T2(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "62dd9c2bb4b4ab28" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q183, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q62, 11, 0]);
-const K1A0S8 = K1A0S7 + $q172;
-const K1A0V18: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q199, 6, $q199, $q62, 11, 0]);
-const K1A0S9 = K1A0S7 + $q201;
+const K1A0V17: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q184, 0, $q185, $q186, 0, $q187, $q188, 1, $q189, $q190, 1, $q191, $q62, 11, 0]);
+const K1A0S8 = K1A0S7 + $q174;
+const K1A0V18: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q184, 1, $q185, $q186, 1, $q187, $q197, 1, $q198, $q199, 1, $q200, $q188, 1, $q189, $q190, 1, $q191, $q201, 6, $q201, $q62, 11, 0]);
+const K1A0S9 = K1A0S7 + $q203;
 const K1A0S10 = K1A0S7 + $q78;
-const K1A0V19: readonly string[] = [K1A0S7, $q203];
+const K1A0V19: readonly string[] = [K1A0S7, $q205];
 const K1A0V20: readonly string[] = ["", " == 3"];
 const K1A0S11 = "SparseAttention: variant `separate_rotary_splitk`";
-const K1A0S12 = K1A0S11 + $q172;
-const K1A0S13 = K1A0S11 + $q178;
+const K1A0S12 = K1A0S11 + $q174;
+const K1A0S13 = K1A0S11 + $q180;
 function K1A0T3(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q182 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q183, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V21: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q62, 11, 0]);
-const K1A0S14 = K1A0S11 + $q201;
+const K1A0V21: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q184, 0, $q185, $q186, 0, $q187, $q188, 1, $q189, $q190, 1, $q191, $q192, 1, $q193, $q194, 1, $q195, $q62, 11, 0]);
+const K1A0S14 = K1A0S11 + $q203;
 const K1A0S15 = K1A0S11 + $q78;
-const K1A0V22: readonly string[] = [K1A0S11, $q202, K1A0S11, $q203];
+const K1A0V22: readonly string[] = [K1A0S11, $q204, K1A0S11, $q205];
 const K1A0S16 = "SparseAttention: variant `separate_splitk`";
 function K1A0T4(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q180 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q181, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q182 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q183, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V23: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q182, 0, $q183, $q184, 0, $q185, $q186, 1, $q187, $q188, 1, $q189, $q62, 11, 0]);
-const K1A0S17 = K1A0S16 + $q172;
-const K1A0S18 = K1A0S16 + $q201;
+const K1A0V23: readonly BindingPlan[] = $bl([$q48, 1, $q49, $q50, 1, $q51, $q184, 0, $q185, $q186, 0, $q187, $q188, 1, $q189, $q190, 1, $q191, $q62, 11, 0]);
+const K1A0S17 = K1A0S16 + $q174;
+const K1A0S18 = K1A0S16 + $q203;
 const K1A0S19 = K1A0S16 + $q78;
-const K1A0V24: readonly string[] = [K1A0S16, $q203];
+const K1A0V24: readonly string[] = [K1A0S16, $q205];
 const K1A0S20 = "SparseAttention: variant `packed_rotary`";
-const K1A0S21 = K1A0S20 + $q172;
-const K1A0S22 = K1A0S20 + $q178;
+const K1A0S21 = K1A0S20 + $q174;
+const K1A0S22 = K1A0S20 + $q180;
 function K1A0T5(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? $q206 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q207, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0V25: readonly BindingPlan[] = $bl([$q68, 7, $q194, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q34, 3, $q77, $q62, 11, 0]);
-const K1A0V26: readonly string[] = [$q200];
-const K1A0S23 = K1A0S20 + $q206;
-const K1A0V27: readonly string[] = [K1A0S20, $q202];
+const K1A0V25: readonly BindingPlan[] = $bl([$q68, 7, $q196, $q184, 1, $q185, $q186, 1, $q187, $q197, 1, $q198, $q199, 1, $q200, $q188, 1, $q189, $q190, 1, $q191, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0V26: readonly string[] = [$q202];
+const K1A0S23 = K1A0S20 + $q208;
+const K1A0V27: readonly string[] = [K1A0S20, $q204];
 const K1A0S24 = "SparseAttention: variant `packed`";
 function K1A0T6(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === false ? "385ec2070adf134e" : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q207, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S25 = K1A0S24 + $q172;
-const K1A0V28: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q182, 1, $q183, $q184, 1, $q185, $q195, 1, $q196, $q197, 1, $q198, $q186, 1, $q187, $q188, 1, $q189, $q34, 3, $q77, $q62, 11, 0]);
-const K1A0S26 = K1A0S24 + $q206;
+const K1A0S25 = K1A0S24 + $q174;
+const K1A0V28: readonly BindingPlan[] = $bl([$q68, 1, $q69, $q184, 1, $q185, $q186, 1, $q187, $q197, 1, $q198, $q199, 1, $q200, $q188, 1, $q189, $q190, 1, $q191, $q34, 3, $q77, $q62, 11, 0]);
+const K1A0S26 = K1A0S24 + $q208;
 const K1A0S27 = "SparseAttention: variant `separate_rotary`";
-const K1A0S28 = K1A0S27 + $q172;
-const K1A0S29 = K1A0S27 + $q178;
+const K1A0S28 = K1A0S27 + $q174;
+const K1A0S29 = K1A0S27 + $q180;
 function K1A0T7(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 1 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q206 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q207, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S30 = K1A0S27 + $q206;
-const K1A0V29: readonly string[] = [K1A0S27, $q202];
+const K1A0S30 = K1A0S27 + $q208;
+const K1A0V29: readonly string[] = [K1A0S27, $q204];
 const K1A0S31 = "SparseAttention: variant `separate`";
 function K1A0T8(a0: unknown, a1: unknown, a2: unknown, a3: unknown, a4: unknown, a5: unknown, vp: string): string {
-  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q204 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q205, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
+  return (a0 === 0 ? (a1 === 8 ? (a2 === 32 ? (a3 === 64 ? (a4 === 128 ? (a5 === true ? $q206 : null) : null) : null) : null) : null) : null) ?? $noShader(vp + $q207, K1A0V6, [a0, a1, a2, a3, a4, a5], K1A0S2);
 }
-const K1A0S32 = K1A0S31 + $q172;
-const K1A0S33 = K1A0S31 + $q206;
+const K1A0S32 = K1A0S31 + $q174;
+const K1A0S33 = K1A0S31 + $q208;
 
 interface K1A0 {
   readonly t0: TensorSnap | null;
@@ -2091,7 +2105,7 @@ function K1A0_d7(o: K1A0): boolean {
   try {
     return (o.m7 ??= ((((((o.m6 ?? K1A0_d6(o)) as number) >= (1 as number)) && (o.s6[0] === o.s5[0])) && ((o.s6[1] as number) >= (1 as number))) && ((o.s6[1] as number) <= ($chk(((o.m6 ?? K1A0_d6(o)) as number) * ((o.m6 ?? K1A0_d6(o)) as number)) as number))));
   } catch (e) {
-    throw $wrap(e, $q207);
+    throw $wrap(e, $q209);
   }
 }
 /** derive "lengthsShapeOk": memo m8 */
@@ -2101,9 +2115,9 @@ function K1A0_d8(o: K1A0): boolean {
 /** derive "rotaryHalf": memo m9 */
 function K1A0_d9(o: K1A0): number {
   try {
-    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q191) : 0));
+    return (o.m9 ??= ((o.t9 !== null) ? $dimT(o.t9, (1 as number), $q193) : 0));
   } catch (e) {
-    throw $wrap(e, $q208);
+    throw $wrap(e, $q210);
   }
 }
 /** derive "rotaryDim": memo m10 */
@@ -2111,16 +2125,16 @@ function K1A0_d10(o: K1A0): number {
   try {
     return (o.m10 ??= $chk((2 as number) * ((o.m9 ?? K1A0_d9(o)) as number)));
   } catch (e) {
-    throw $wrap(e, $q209);
+    throw $wrap(e, $q211);
   }
 }
 /** derive "rotaryOk": memo m11 */
 function K1A0_d11(o: K1A0): boolean {
   let n0: number;
   try {
-    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? (((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q210, $q191).shape.length === 2)) && ($need(o.t10, $q211, $q193).shape.length === 2)) && $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[])) && (($dimT(o.t9, (0 as number), $q191) as number) >= (o.s0[1] as number))) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q214, $q191).dtype === $q94)) && ($need(o.t10, $q215, $q193).dtype === $q94)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
+    return (o.m11 ??= ((o.m1 ?? K1A0_d1(o)) ? (((((((((((o.t9 !== null) && (o.t10 !== null)) && ($need(o.t9, $q212, $q193).shape.length === 2)) && ($need(o.t10, $q213, $q195).shape.length === 2)) && $same($need(o.t10, $q214, $q195).shape as readonly number[], $need(o.t9, $q215, $q193).shape as readonly number[])) && (($dimT(o.t9, (0 as number), $q193) as number) >= (o.s0[1] as number))) && (((o.m9 ?? K1A0_d9(o)) as number) >= (8 as number))) && ((n0 = ((o.m9 ?? K1A0_d9(o)) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0)) && (((o.m10 ?? K1A0_d10(o)) as number) <= (o.s3[3] as number))) && ($need(o.t9, $q216, $q193).dtype === $q94)) && ($need(o.t10, $q217, $q195).dtype === $q94)) : (!((o.t9 !== null)) && !((o.t10 !== null)))));
   } catch (e) {
-    throw $wrap(e, $q216);
+    throw $wrap(e, $q218);
   }
 }
 /** derive "kvHidden": memo m12 */
@@ -2144,13 +2158,13 @@ function K1A0_d14(o: K1A0): boolean {
   try {
     return (o.m14 ??= ((($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (2147483647 as number)) && (($mulN($mulN($mulN(o.s0[0] as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (2147483647 as number))));
   } catch (e) {
-    throw $wrap(e, $q217);
+    throw $wrap(e, $q219);
   }
 }
 /** derive "separateKv": memo m15 */
 function K1A0_d15(o: K1A0): boolean {
   try {
-    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q91, $q49).shape.length === 3)) && ($need(o.t2, $q92, $q51).shape.length === 3)) && $same($need(o.t1, $q218, $q49).shape as readonly number[], $need(o.t2, $q219, $q51).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q49) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q93, $q49).dtype === $q94)) && ($need(o.t2, $q95, $q51).dtype === $q94)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
+    return (o.m15 ??= (((((((((((o.t1 !== null) && (o.t2 !== null)) && ($need(o.t1, $q91, $q49).shape.length === 3)) && ($need(o.t2, $q92, $q51).shape.length === 3)) && $same($need(o.t1, $q220, $q49).shape as readonly number[], $need(o.t2, $q221, $q51).shape as readonly number[])) && ($dimT(o.t1, (0 as number), $q49) === o.s0[0])) && ($dimT(o.t1, (1 as number), $q49) === o.s0[1])) && ($dimT(o.t1, (2 as number), $q49) === (o.m12 ?? K1A0_d12(o)))) && ($need(o.t1, $q93, $q49).dtype === $q94)) && ($need(o.t2, $q95, $q51).dtype === $q94)) && (o.s0[2] === (o.m3 ?? K1A0_d3(o)))));
   } catch (e) {
     throw $wrap(e, $q96);
   }
@@ -2169,28 +2183,28 @@ function K1A0_d18(o: K1A0): boolean {
 }
 /** why "headLayoutOk" is not true */
 function K1A0_x1(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q220, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q179, () => o.a5])]);
+  return $and([() => ((o.a2 as number) > (0 as number)), () => $why(path, K0A0V2, [$q39, () => o.a2]), () => ((o.a1 as number) > (0 as number)), () => $why(path, K0A0V2, [$q38, () => o.a1]), () => ($modN((o.a2 as number), (o.a1 as number)) === 0), () => $why(path, K0A0V3, [$q103, () => $modN((o.a2 as number), (o.a1 as number))]), () => ((o.s5[0] as number) > (0 as number)), () => $why(path, K0A0V2, [$q222, () => o.s5[0]]), () => ($modN((o.a2 as number), (o.s5[0] as number)) === 0), () => $why(path, K0A0V3, ["attrs.num_heads % numLayout", () => $modN((o.a2 as number), (o.s5[0] as number))]), () => $why(path, K0A0V2, [$q181, () => o.a5])]);
 }
 /** why "usesRotary" is not true */
 function K1A0_x3(o: K1A0, path: readonly string[]): string {
-  return $why(path, K0A0V6, [$q173, () => o.a0]);
+  return $why(path, K0A0V6, [$q175, () => o.a0]);
 }
 /** why "headSizeOk" is not true */
 function K1A0_x2(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number, n2: number;
-  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q108 : K1A0_x3(o, [...path, $q221]))($try(() => K1A0_d1(o)))]);
+  return $and([() => ((o.s3[3] as number) > (0 as number)), () => $why(path, K0A0V2, [$q100, () => o.s3[3]]), () => ((n0 = (o.s3[3] as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["headSize % 8", () => (n1 = (o.s3[3] as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((c: unknown) => c === true ? $why(path, K0A0V3, ["headSize % 16", () => (n2 = (o.s3[3] as number) % (16 as number), n2 < 0 ? n2 + (16 as number) : n2 === 0 ? 0 : n2)]) : c === false ? $where(path) + $q108 : K1A0_x3(o, [...path, $q223]))($try(() => K1A0_d1(o)))]);
 }
 /** why "ioShapeOk" is not true */
 function K1A0_x4(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[0], $q86, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q107, () => o.t11!.shape[1], $q222, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q87, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
+  return $and([() => (o.t11!.shape[0] === o.s0[0]), () => $why(path, K0A0V1, [$q105, () => o.t11!.shape[0], $q86, () => o.s0[0]]), () => (o.t11!.shape[1] === o.s0[1]), () => $why(path, K0A0V1, [$q107, () => o.t11!.shape[1], $q224, () => o.s0[1]]), () => (o.t11!.shape[2] === K1A0_d3(o)), () => $why(path, K0A0V1, ["dim(shapes.outputT, 2)", () => o.t11!.shape[2], $q87, () => K1A0_d3(o)]), () => $why(path, K0A0V5, [$q102, $q101])]);
 }
 /** why "cacheShapeOk" is not true */
 function K1A0_x5(o: K1A0, path: readonly string[]): string {
-  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q223, () => o.s4, $q224, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q86, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q101, $q102, $q101])]);
+  return $and([() => $same(o.s4 as readonly number[], o.s3 as readonly number[]), () => $why(path, K0A0V0, [$q225, () => o.s4, $q226, () => o.s3]), () => (o.s3[0] === o.s0[0]), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 0)", () => o.s3[0], $q86, () => o.s0[0]]), () => (o.s3[1] === o.a1), () => $why(path, K0A0V1, ["dim(shapes.pastKeyT, 1)", () => o.s3[1], $q38, () => o.a1]), () => ((o.s3[2] as number) >= (1 as number)), () => $why(path, K0A0V4, ["maxCacheSeq", () => o.s3[2]]), () => $why(path, K0A0V1, ["tensorDtypes.pastValueT", $q101, $q102, $q101])]);
 }
 /** why "layoutShapeOk" is not true */
 function K1A0_x6(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q104, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q220, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q225, () => o.s6[1]]), () => $why(path, K0A0V8, [$q225, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
+  return $and([() => ((K1A0_d6(o) as number) >= (1 as number)), () => $why(path, K0A0V4, [$q104, () => K1A0_d6(o)]), () => (o.s6[0] === o.s5[0]), () => $why(path, K0A0V1, ["dim(shapes.blockColIndicesT, 0)", () => o.s6[0], $q222, () => o.s5[0]]), () => ((o.s6[1] as number) >= (1 as number)), () => $why(path, K0A0V4, [$q227, () => o.s6[1]]), () => $why(path, K0A0V8, [$q227, () => o.s6[1], "maxBlocks * maxBlocks", () => $chk((K1A0_d6(o) as number) * (K1A0_d6(o) as number))])]);
 }
 /** why "lengthsShapeOk" is not true */
 function K1A0_x7(o: K1A0, path: readonly string[]): string {
@@ -2199,7 +2213,7 @@ function K1A0_x7(o: K1A0, path: readonly string[]): string {
 /** why "rotaryOk" is not true */
 function K1A0_x8(o: K1A0, path: readonly string[]): string {
   let n0: number, n1: number;
-  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q210, $q191).shape.length === 2), () => $why(path, K0A0V10, [$q210, () => $need(o.t9, $q210, $q191).shape.length]), () => ($need(o.t10, $q211, $q193).shape.length === 2), () => $why(path, K0A0V10, [$q211, () => $need(o.t10, $q211, $q193).shape.length]), () => $same($need(o.t10, $q212, $q193).shape as readonly number[], $need(o.t9, $q213, $q191).shape as readonly number[]), () => $why(path, K0A0V0, [$q212, () => $need(o.t10, $q212, $q193).shape, $q213, () => $need(o.t9, $q213, $q191).shape]), () => (($dimT(o.t9, (0 as number), $q191) as number) >= (o.s0[1] as number)), () => $why(path, K1A0V0, ["dim(shapes.cosCacheT, 0)", () => $dimT(o.t9, (0 as number), $q191), $q222, () => o.s0[1]]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V1, [$q208, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q209, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q214, $q191).dtype === $q94), () => $why(path, K0A0V1, [$q214, () => $need(o.t9, $q214, $q191).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q215, () => $need(o.t10, $q215, $q193).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q177, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q221]))($try(() => K1A0_d1(o)));
+  return ((c: unknown) => c === true ? $and([() => (o.t9 !== null), () => $where(path) + "`present.cosCacheT` is false", () => (o.t10 !== null), () => $where(path) + "`present.sinCacheT` is false", () => ($need(o.t9, $q212, $q193).shape.length === 2), () => $why(path, K0A0V10, [$q212, () => $need(o.t9, $q212, $q193).shape.length]), () => ($need(o.t10, $q213, $q195).shape.length === 2), () => $why(path, K0A0V10, [$q213, () => $need(o.t10, $q213, $q195).shape.length]), () => $same($need(o.t10, $q214, $q195).shape as readonly number[], $need(o.t9, $q215, $q193).shape as readonly number[]), () => $why(path, K0A0V0, [$q214, () => $need(o.t10, $q214, $q195).shape, $q215, () => $need(o.t9, $q215, $q193).shape]), () => (($dimT(o.t9, (0 as number), $q193) as number) >= (o.s0[1] as number)), () => $why(path, K1A0V0, ["dim(shapes.cosCacheT, 0)", () => $dimT(o.t9, (0 as number), $q193), $q224, () => o.s0[1]]), () => ((K1A0_d9(o) as number) >= (8 as number)), () => $why(path, K1A0V1, [$q210, () => K1A0_d9(o)]), () => ((n0 = (K1A0_d9(o) as number) % (8 as number), n0 < 0 ? n0 + (8 as number) : n0 === 0 ? 0 : n0) === 0), () => $why(path, K0A0V3, ["rotaryHalf % 8", () => (n1 = (K1A0_d9(o) as number) % (8 as number), n1 < 0 ? n1 + (8 as number) : n1 === 0 ? 0 : n1)]), () => ((K1A0_d10(o) as number) <= (o.s3[3] as number)), () => $why(path, K0A0V8, [$q211, () => K1A0_d10(o), $q100, () => o.s3[3]]), () => ($need(o.t9, $q216, $q193).dtype === $q94), () => $why(path, K0A0V1, [$q216, () => $need(o.t9, $q216, $q193).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q217, () => $need(o.t10, $q217, $q195).dtype, $q102, $q101])]) : c === false ? $and([() => !((o.t9 !== null)), () => $why(path, K0A0V11, [$q179, () => (o.t9 !== null)]), () => $why(path, K0A0V11, ["present.sinCacheT", () => (o.t10 !== null)])]) : K1A0_x3(o, [...path, $q223]))($try(() => K1A0_d1(o)));
 }
 /** why "indexFits" is not true */
 function K1A0_x9(o: K1A0, path: readonly string[]): string {
@@ -2211,7 +2225,7 @@ function K1A0_x10(o: K1A0, path: readonly string[]): string {
 }
 /** why "sparseContractOk" is not true */
 function K1A0_x0(o: K1A0, path: readonly string[]): string {
-  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q85]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q112]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q111]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q207]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q216]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q217]), () => K1A0_x10(o, [...path, $q113])]);
+  return $and([() => K1A0_d0(o), () => K1A0_x1(o, [...path, $q85]), () => K1A0_d2(o), () => K1A0_x2(o, [...path, "headSizeOk"]), () => K1A0_d4(o), () => K1A0_x4(o, [...path, $q112]), () => K1A0_d5(o), () => K1A0_x5(o, [...path, $q111]), () => K1A0_d7(o), () => K1A0_x6(o, [...path, $q209]), () => K1A0_d8(o), () => K1A0_x7(o, [...path, "lengthsShapeOk"]), () => K1A0_d11(o), () => K1A0_x8(o, [...path, $q218]), () => K1A0_d14(o), () => K1A0_x9(o, [...path, $q219]), () => K1A0_x10(o, [...path, $q113])]);
 }
 /** when "sparseContractOk" */
 function K1A0_c0(o: K1A0): boolean {
@@ -2223,7 +2237,7 @@ function K1A0_c0(o: K1A0): boolean {
 }
 /** why "sparseContractOk" does not hold */
 function K1A0_w0(o: K1A0): string {
-  return $condWhy(() => K1A0_d18(o), $q226, () => K1A0_x0(o, [...[], $q226]));
+  return $condWhy(() => K1A0_d18(o), $q228, () => K1A0_x0(o, [...[], $q228]));
 }
 /** derive "appendCount": memo m19 */
 function K1A0_d19(o: K1A0): number {
@@ -2259,7 +2273,7 @@ function K1A0_d23(o: K1A0): boolean {
 }
 /** why "dispatchFits" is not true */
 function K1A0_x11(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q222, () => o.s0[1], $q115, $q116]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q115, $q116]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q86, () => o.s0[0], $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => ((K1A0_d22(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q227, () => K1A0_d22(o), $q117, $q118]), () => ((K1A0_d22(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q227, () => K1A0_d22(o), $q131, $q118]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q131, $q118])]);
+  return $and([() => ((o.s0[1] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q224, () => o.s0[1], $q115, $q116]), () => ((o.a1 as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q38, () => o.a1, $q115, $q116]), () => ((o.s0[0] as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q86, () => o.s0[0], $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(appendCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d19(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => (($chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["ceilDiv(ceilDiv(rotaryCount, appendWorkgroupSize), 65535)", () => $chk(-$floor(-($chk(-$floor(-(K1A0_d20(o) as number) / (64 as number))) as number) / (65535 as number))), $q115, $q116]), () => ((K1A0_d22(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q229, () => K1A0_d22(o), $q117, $q118]), () => ((K1A0_d22(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q229, () => K1A0_d22(o), $q131, $q118]), () => $why(path, K0A0V8, ["appendWorkgroupSize", "64", $q131, $q118])]);
 }
 /** when "dispatchFits" */
 function K1A0_c1(o: K1A0): boolean {
@@ -2278,12 +2292,12 @@ function K1A0_d24(o: K1A0): boolean {
   try {
     return (o.m24 ??= ((($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)) && (($mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, (o.m13 ?? K1A0_d13(o)) as number) as number) <= (134217728 as number))));
   } catch (e) {
-    throw $wrap(e, $q228);
+    throw $wrap(e, $q230);
   }
 }
 /** why "bindingsFit" is not true */
 function K1A0_x12(o: K1A0, path: readonly string[]): string {
-  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q229, $q128]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q229, $q128])]);
+  return $and([() => (($mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number) as number) <= (134217728 as number)), () => $why(path, K0A0V8, ["2 * batchSize * attrs.kv_num_heads * maxCacheSeq * headSize", () => $mulN($mulN($mulN($chk((2 as number) * (o.s0[0] as number)) as number, o.a1 as number) as number, o.s3[2] as number) as number, o.s3[3] as number), $q231, $q128]), () => $why(path, K0A0V8, ["2 * batchSize * seqLen * packedStride", () => $mulN($chk(($chk((2 as number) * (o.s0[0] as number)) as number) * (o.s0[1] as number)) as number, K1A0_d13(o) as number), $q231, $q128])]);
 }
 /** when "bindingsFit" */
 function K1A0_c2(o: K1A0): boolean {
@@ -2295,11 +2309,11 @@ function K1A0_c2(o: K1A0): boolean {
 }
 /** why "bindingsFit" does not hold */
 function K1A0_w2(o: K1A0): string {
-  return $condWhy(() => K1A0_d24(o), $q228, () => K1A0_x12(o, [...[], $q228]));
+  return $condWhy(() => K1A0_d24(o), $q230, () => K1A0_x12(o, [...[], $q230]));
 }
 /** why "packedKv" is not true */
 function K1A0_x13(o: K1A0, path: readonly string[]): string {
-  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q152, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q230, () => o.s0[2], $q97, () => K1A0_d13(o)])]);
+  return $and([() => !((o.t1 !== null)), () => $why(path, K0A0V11, [$q42, () => (o.t1 !== null)]), () => !((o.t2 !== null)), () => $why(path, K0A0V11, [$q152, () => (o.t2 !== null)]), () => $why(path, K0A0V1, [$q232, () => o.s0[2], $q97, () => K1A0_d13(o)])]);
 }
 /** when "packedKv" */
 function K1A0_c3(o: K1A0): boolean {
@@ -2323,7 +2337,7 @@ function K1A0_c4(o: K1A0): boolean {
 }
 /** why "usesRotary" does not hold */
 function K1A0_w4(o: K1A0): string {
-  return $condWhy(() => K1A0_d1(o), $q221, () => K1A0_x3(o, [...[], $q221]));
+  return $condWhy(() => K1A0_d1(o), $q223, () => K1A0_x3(o, [...[], $q223]));
 }
 /** derive "qPerKv": memo m25 */
 function K1A0_d25(o: K1A0): number {
@@ -2338,7 +2352,7 @@ function K1A0_d26(o: K1A0): number {
   try {
     return (o.m26 ??= $mulN(4 as number, $addN($addN($addN($addN($addN($mulN((o.m25 ?? K1A0_d25(o)) as number, o.s3[3] as number) as number, $mulN((o.m25 ?? K1A0_d25(o)) as number, (o.m22 ?? K1A0_d22(o)) as number) as number) as number, $chk((2 as number) * ((o.m22 ?? K1A0_d22(o)) as number)) as number) as number, 384 as number) as number, $mulN(2 as number, (o.m25 ?? K1A0_d25(o)) as number) as number) as number, 4 as number) as number));
   } catch (e) {
-    throw $wrap(e, $q231);
+    throw $wrap(e, $q233);
   }
 }
 /** derive "attnStorageFits": memo m27 */
@@ -2347,7 +2361,7 @@ function K1A0_d27(o: K1A0): boolean {
 }
 /** why "attnStorageFits" is not true */
 function K1A0_x14(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V3, [$q135, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q231, () => K1A0_d26(o), $q133, $q134])]);
+  return $and([() => ((K1A0_d25(o) as number) <= (32 as number)), () => $why(path, K1A0V3, [$q135, () => K1A0_d25(o)]), () => $why(path, K0A0V8, [$q233, () => K1A0_d26(o), $q133, $q134])]);
 }
 /** when "attnStorageFits" */
 function K1A0_c5(o: K1A0): boolean {
@@ -2359,7 +2373,7 @@ function K1A0_c5(o: K1A0): boolean {
 }
 /** why "attnStorageFits" does not hold */
 function K1A0_w5(o: K1A0): string {
-  return $condWhy(() => K1A0_d27(o), $q232, () => K1A0_x14(o, [...[], $q232]));
+  return $condWhy(() => K1A0_d27(o), $q234, () => K1A0_x14(o, [...[], $q234]));
 }
 /** derive "sparseKeyCeiling": memo m28 */
 function K1A0_d28(o: K1A0): number {
@@ -2398,7 +2412,7 @@ function K1A0_d32(o: K1A0): number {
   try {
     return (o.m32 ??= $mulN($mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number) as number, 4 as number));
   } catch (e) {
-    throw $wrap(e, $q233);
+    throw $wrap(e, $q235);
   }
 }
 /** derive "sparseMergeLanes": memo m33 */
@@ -2418,12 +2432,12 @@ function K1A0_d35(o: K1A0): boolean {
   try {
     return (o.m35 ??= ((((((((o.m31 ?? K1A0_d31(o)) as number) >= (2 as number)) && (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number))) && (((o.m31 ?? K1A0_d31(o)) as number) <= (65535 as number))) && (((o.m32 ?? K1A0_d32(o)) as number) <= (134217728 as number))) && (((o.m34 ?? K1A0_d34(o)) as number) <= (256 as number))) && (($chk(((o.m34 ?? K1A0_d34(o)) as number) * (24 as number)) as number) <= (32768 as number))));
   } catch (e) {
-    throw $wrap(e, $q234);
+    throw $wrap(e, $q236);
   }
 }
 /** why "sparseSplitFits" is not true */
 function K1A0_x15(o: K1A0, path: readonly string[]): string {
-  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q120, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q115, $q116]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q120, () => K1A0_d31(o), $q115, $q116]), () => ((K1A0_d32(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q233, () => K1A0_d32(o), $q229, $q128]), () => ((K1A0_d34(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q235, () => K1A0_d34(o), $q117, $q118]), () => ((K1A0_d34(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q235, () => K1A0_d34(o), $q131, $q118]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q133, $q134])]);
+  return $and([() => ((K1A0_d31(o) as number) >= (2 as number)), () => $why(path, K0A0V9, [$q120, () => K1A0_d31(o)]), () => (($chk((o.s0[0] as number) * (o.s0[1] as number)) as number) <= (65535 as number)), () => $why(path, K0A0V8, ["batchSize * seqLen", () => $chk((o.s0[0] as number) * (o.s0[1] as number)), $q115, $q116]), () => ((K1A0_d31(o) as number) <= (65535 as number)), () => $why(path, K0A0V8, [$q120, () => K1A0_d31(o), $q115, $q116]), () => ((K1A0_d32(o) as number) <= (134217728 as number)), () => $why(path, K0A0V8, [$q235, () => K1A0_d32(o), $q231, $q128]), () => ((K1A0_d34(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d34(o), $q117, $q118]), () => ((K1A0_d34(o) as number) <= (256 as number)), () => $why(path, K0A0V8, [$q237, () => K1A0_d34(o), $q131, $q118]), () => $why(path, K0A0V8, ["sparseMergeWg * 24", () => $chk((K1A0_d34(o) as number) * (24 as number)), $q133, $q134])]);
 }
 /** when "sparseSplitFits" */
 function K1A0_c6(o: K1A0): boolean {
@@ -2435,18 +2449,18 @@ function K1A0_c6(o: K1A0): boolean {
 }
 /** why "sparseSplitFits" does not hold */
 function K1A0_w6(o: K1A0): string {
-  return $condWhy(() => K1A0_d35(o), $q234, () => K1A0_x15(o, [...[], $q234]));
+  return $condWhy(() => K1A0_d35(o), $q236, () => K1A0_x15(o, [...[], $q236]));
 }
 function K1A0_k0(o: K1A0, pp: string): unknown {
   try {
-    return $dimS($need(o.t9, $q175, $q191).shape, 1, $q213);
+    return $dimS($need(o.t9, $q177, $q193).shape, 1, $q215);
   } catch (e) {
     return $evalFail(e, pp, "shader key dim(shapes.cosCacheT, 1)");
   }
 }
 function K1A0_k0s(o: K1A0): string {
   try {
-    return $show($dimS($need(o.t9, $q175, $q191).shape, 1, $q213));
+    return $show($dimS($need(o.t9, $q177, $q193).shape, 1, $q215));
   } catch (e) {
     if (e instanceof EvalFailure) return $q25 + e.message;
     throw e;
@@ -2456,22 +2470,22 @@ function K1A0_y0(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q5 = $buf(o.t9!, $q191, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q6 = $buf(o.t10!, $q193, 2, K1A0V8);
-    const b7 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), 0, 0];
+    const q1 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q191, 4, K1A0V8);
+    if (o.t9 === null) $omitted(pp, $q192, $q193);
+    const q5 = $buf(o.t9!, $q193, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q194, $q195);
+    const q6 = $buf(o.t10!, $q195, 2, K1A0V8);
+    const b7 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V9, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
+    return $pass($q239, $q240, s, K1A0V9, [q0, q1, q2, q3, q4, q5, q6, b7], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2480,13 +2494,13 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q1 = $buf(o.t9!, $q191, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q2 = $buf(o.t10!, $q193, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V8);
-    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), 0, 0];
+    if (o.t9 === null) $omitted(pp, $q192, $q193);
+    const q1 = $buf(o.t9!, $q193, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q194, $q195);
+    const q2 = $buf(o.t10!, $q195, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q191, 4, K1A0V8);
+    const b6 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m20 ?? K1A0_d20(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
@@ -2501,15 +2515,15 @@ function K1A0_y1(o: K1A0, pp: string, s: string, c0: number): PassPlan {
 function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q1 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q2 = $buf(o.t5!, $q196, 4, K1A0V8);
-    const q3 = $buf(o.t6!, $q198, 4, K1A0V8);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V8);
+    const q0 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q198, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q200, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q191, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4, pp, $q148), 0];
+    const b8 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q148), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2517,7 +2531,7 @@ function K1A0_y2(o: K1A0, pp: string, s: string, c0: number, c1: number): PassPl
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V12, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
+    return $pass($q245, $q246, s, K1A0V12, [c0, q0, q1, q2, q3, q4, q5, c1, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V13, st);
   }
@@ -2540,21 +2554,21 @@ function K1A0_p0(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S0 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S1)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
+    if (s0 === undefined) $noShown(K1A0S0 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S0 + $q248, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S3)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S0 + $q250, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T0(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S0);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S0);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S0, $q194) * 2), 134217728, $q47, K1A0S0, $q249);
+    const x0 = $fits($round4($sdim(r0, K1A0S0, $q196) * 2), 134217728, $q47, K1A0S0, $q251);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S0, $q199) * 4), 134217728, $q47, K1A0S0, $q250);
-    return $plan($q171, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S0, $q201) * 4), 134217728, $q47, K1A0S0, $q252);
+    return $plan($q173, "packed_rotary_splitk", [K1A0_y0(o, K1A0S1, s0), K1A0_y1(o, K1A0S3, s1, x0), K1A0_y2(o, K1A0S5, s2, x0, x1), K1A0_y3(o, K1A0S6, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V16, st);
   }
@@ -2575,24 +2589,24 @@ function K1A0_c7(o: K1A0): boolean {
 }
 /** why "not usesRotary" does not hold */
 function K1A0_w7(o: K1A0): string {
-  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q221, () => K1A0_d1(o)]));
+  return $condWhy(() => !(K1A0_d1(o)), "not usesRotary", () => $why([], K0A0V11, [$q223, () => K1A0_d1(o)]));
 }
 function K1A0_y4(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q3 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q4 = $buf(o.t8!, $q189, 4, K1A0V8);
-    const b5 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), 0, 0];
+    const q1 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q3 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q4 = $buf(o.t8!, $q191, 4, K1A0V8);
+    const b5 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V17, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
+    return $pass($q239, $q240, s, K1A0V17, [q0, q1, q2, q3, q4, b5], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2601,15 +2615,15 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q3 = $buf(o.t5!, $q196, 4, K1A0V8);
-    const q4 = $buf(o.t6!, $q198, 4, K1A0V8);
-    const q5 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q6 = $buf(o.t8!, $q189, 4, K1A0V8);
+    const q1 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q198, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q200, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q191, 4, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4, pp, $q148), 0];
+    const b8 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q148), 0];
     st = 2;
     const r1: unknown = $chk((o.s0[0] as number) * (o.s0[1] as number));
     const wx = $wg(r1, 65535, pp, "x");
@@ -2617,7 +2631,7 @@ function K1A0_y5(o: K1A0, pp: string, s: string, c0: number): PassPlan {
     st = 3;
     const r2: unknown = (o.m31 ?? K1A0_d31(o));
     const wz = $wg(r2, 65535, pp, "z");
-    return $pass($q243, $q244, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
+    return $pass($q245, $q246, s, K1A0V18, [q0, q1, q2, q3, q4, q5, q6, c0, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V13, st);
   }
@@ -2626,14 +2640,14 @@ function K1A0_p1(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-    if (s0 === undefined) $noShown(K1A0S7 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q253;
+    if (s0 === undefined) $noShown(K1A0S7 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T2(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S7);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S7);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S7, $q199) * 4), 134217728, $q47, K1A0S7, $q250);
-    return $plan($q171, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S7, $q201) * 4), 134217728, $q47, K1A0S7, $q252);
+    return $plan($q173, "packed_splitk", [K1A0_y4(o, K1A0S8, s0), K1A0_y5(o, K1A0S9, s1, x0), K1A0_y3(o, K1A0S10, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V19, st);
   }
@@ -2646,7 +2660,7 @@ function K1A0_r1(o: K1A0): string {
 }
 /** why "separateKv" is not true */
 function K1A0_x16(o: K1A0, path: readonly string[]): string {
-  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 3), () => $why(path, K1A0V20, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 3), () => $why(path, K1A0V20, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => $same($need(o.t1, $q218, $q49).shape as readonly number[], $need(o.t2, $q219, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q218, () => $need(o.t1, $q218, $q49).shape, $q219, () => $need(o.t2, $q219, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q86, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q222, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q90, () => K1A0_d12(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q230, () => o.s0[2], $q87, () => K1A0_d3(o)])]);
+  return $and([() => (o.t1 !== null), () => $where(path) + $q138, () => (o.t2 !== null), () => $where(path) + $q139, () => ($need(o.t1, $q91, $q49).shape.length === 3), () => $why(path, K1A0V20, [$q91, () => $need(o.t1, $q91, $q49).shape.length]), () => ($need(o.t2, $q92, $q51).shape.length === 3), () => $why(path, K1A0V20, [$q92, () => $need(o.t2, $q92, $q51).shape.length]), () => $same($need(o.t1, $q220, $q49).shape as readonly number[], $need(o.t2, $q221, $q51).shape as readonly number[]), () => $why(path, K0A0V0, [$q220, () => $need(o.t1, $q220, $q49).shape, $q221, () => $need(o.t2, $q221, $q51).shape]), () => ($dimT(o.t1, (0 as number), $q49) === o.s0[0]), () => $why(path, K0A0V1, [$q140, () => $dimT(o.t1, (0 as number), $q49), $q86, () => o.s0[0]]), () => ($dimT(o.t1, (1 as number), $q49) === o.s0[1]), () => $why(path, K0A0V1, [$q141, () => $dimT(o.t1, (1 as number), $q49), $q224, () => o.s0[1]]), () => ($dimT(o.t1, (2 as number), $q49) === K1A0_d12(o)), () => $why(path, K0A0V1, ["dim(shapes.keyT, 2)", () => $dimT(o.t1, (2 as number), $q49), $q90, () => K1A0_d12(o)]), () => ($need(o.t1, $q93, $q49).dtype === $q94), () => $why(path, K0A0V1, [$q93, () => $need(o.t1, $q93, $q49).dtype, $q102, $q101]), () => ($need(o.t2, $q95, $q51).dtype === $q94), () => $why(path, K0A0V1, [$q95, () => $need(o.t2, $q95, $q51).dtype, $q102, $q101]), () => $why(path, K0A0V1, [$q232, () => o.s0[2], $q87, () => K1A0_d3(o)])]);
 }
 /** when "separateKv" */
 function K1A0_c8(o: K1A0): boolean {
@@ -2667,22 +2681,22 @@ function K1A0_y6(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q49, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q50, $q51);
     const q1 = $buf(o.t2!, $q51, 2, K1A0V8);
-    const q2 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q3 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V8);
-    if (o.t9 === null) $omitted(pp, $q190, $q191);
-    const q6 = $buf(o.t9!, $q191, 2, K1A0V8);
-    if (o.t10 === null) $omitted(pp, $q192, $q193);
-    const q7 = $buf(o.t10!, $q193, 2, K1A0V8);
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), 0, 0];
+    const q2 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q191, 4, K1A0V8);
+    if (o.t9 === null) $omitted(pp, $q192, $q193);
+    const q6 = $buf(o.t9!, $q193, 2, K1A0V8);
+    if (o.t10 === null) $omitted(pp, $q194, $q195);
+    const q7 = $buf(o.t10!, $q195, 2, K1A0V8);
+    const b8 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V21, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
+    return $pass($q239, $q240, s, K1A0V21, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2692,21 +2706,21 @@ function K1A0_p2(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S11 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S12)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S11 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S11 + $q248, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S13)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
+    if (s1 === undefined) $noShown(K1A0S11 + $q250, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T3(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S11);
     const s3: string = K1A0T1(o.a2, o.s3[3], K1A0S11);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S11, $q194) * 2), 134217728, $q47, K1A0S11, $q249);
+    const x0 = $fits($round4($sdim(r0, K1A0S11, $q196) * 2), 134217728, $q47, K1A0S11, $q251);
     st = 2;
     const r1: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x1 = $fits($round4($sdim(r1, K1A0S11, $q199) * 4), 134217728, $q47, K1A0S11, $q250);
-    return $plan($q171, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
+    const x1 = $fits($round4($sdim(r1, K1A0S11, $q201) * 4), 134217728, $q47, K1A0S11, $q252);
+    return $plan($q173, "separate_rotary_splitk", [K1A0_y6(o, K1A0S12, s0), K1A0_y1(o, K1A0S13, s1, x0), K1A0_y2(o, K1A0S14, s2, x0, x1), K1A0_y3(o, K1A0S15, s3, x1)], { "rotatedQuery": x0, "partial": x1 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V22, st);
   }
@@ -2724,18 +2738,18 @@ function K1A0_y7(o: K1A0, pp: string, s: string): PassPlan {
     const q0 = $buf(o.t1!, $q49, 2, K1A0V8);
     if (o.t2 === null) $omitted(pp, $q50, $q51);
     const q1 = $buf(o.t2!, $q51, 2, K1A0V8);
-    const q2 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q3 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V8);
-    const b6 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), 0, 0];
+    const q2 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q3 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q4 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q191, 4, K1A0V8);
+    const b6 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), 0, 0];
     st = 1;
     const r0: unknown = $min(($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number), (65535 as number));
     const wx = $wg(r0, 65535, pp, "x");
     st = 2;
     const r1: unknown = $chk(-$floor(-($chk(-$floor(-((o.m19 ?? K1A0_d19(o)) as number) / (64 as number))) as number) / (65535 as number)));
     const wy = $wg(r1, 65535, pp, "y");
-    return $pass($q237, $q238, s, K1A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
+    return $pass($q239, $q240, s, K1A0V23, [q0, q1, q2, q3, q4, q5, b6], wx, wy, 1);
   } catch (e) {
     return $evalIn(e, pp, K1A0V10, st);
   }
@@ -2744,14 +2758,14 @@ function K1A0_p3(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   let st = 0;
   try {
     let s0: string | undefined = undefined;
-    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
-    if (s0 === undefined) $noShown(K1A0S16 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
+    if (s0 === undefined) $noShown(K1A0S16 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s1: string = K1A0T4(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S16);
     const s2: string = K1A0T1(o.a2, o.s3[3], K1A0S16);
     st = 1;
     const r0: unknown = $mulN($mulN($mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, o.a2 as number) as number, (o.m31 ?? K1A0_d31(o)) as number) as number, $chk((o.s3[3] as number) + (4 as number)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S16, $q199) * 4), 134217728, $q47, K1A0S16, $q250);
-    return $plan($q171, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S16, $q201) * 4), 134217728, $q47, K1A0S16, $q252);
+    return $plan($q173, "separate_splitk", [K1A0_y7(o, K1A0S17, s0), K1A0_y5(o, K1A0S18, s1, x0), K1A0_y3(o, K1A0S19, s2, x0)], { "partial": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V24, st);
   }
@@ -2765,20 +2779,20 @@ function K1A0_r3(o: K1A0): string {
 function K1A0_y8(o: K1A0, pp: string, s: string, c0: number): PassPlan {
   let st = 0;
   try {
-    const q0 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q1 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q2 = $buf(o.t5!, $q196, 4, K1A0V8);
-    const q3 = $buf(o.t6!, $q198, 4, K1A0V8);
-    const q4 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q5 = $buf(o.t8!, $q189, 4, K1A0V8);
+    const q0 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q1 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q2 = $buf(o.t5!, $q198, 4, K1A0V8);
+    const q3 = $buf(o.t6!, $q200, 4, K1A0V8);
+    const q4 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q5 = $buf(o.t8!, $q191, 4, K1A0V8);
     const q6 = $buf(o.t11!, $q77, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4, pp, $q148), 0];
+    const b8 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q255, $q256, s, K1A0V25, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
+    return $pass($q257, $q258, s, K1A0V25, [c0, q0, q1, q2, q3, q4, q5, q6, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V26, st);
   }
@@ -2788,17 +2802,17 @@ function K1A0_p4(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q245;
-    if (s0 === undefined) $noShown(K1A0S20 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S21)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s0 = $q247;
+    if (s0 === undefined) $noShown(K1A0S20 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q247;
-    if (s1 === undefined) $noShown(K1A0S20 + $q248, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S22)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === false) s1 = $q249;
+    if (s1 === undefined) $noShown(K1A0S20 + $q250, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T5(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S20);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S20, $q194) * 2), 134217728, $q47, K1A0S20, $q249);
-    return $plan($q171, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S20, $q196) * 2), 134217728, $q47, K1A0S20, $q251);
+    return $plan($q173, "packed_rotary", [K1A0_y0(o, K1A0S21, s0), K1A0_y1(o, K1A0S22, s1, x0), K1A0_y8(o, K1A0S23, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V27, st);
   }
@@ -2812,30 +2826,30 @@ function K1A0_y9(o: K1A0, pp: string, s: string): PassPlan {
   let st = 0;
   try {
     const q0 = $buf(o.t0!, $q69, 2, K1A0V8);
-    const q1 = $buf(o.t3!, $q183, 2, K1A0V8);
-    const q2 = $buf(o.t4!, $q185, 2, K1A0V8);
-    const q3 = $buf(o.t5!, $q196, 4, K1A0V8);
-    const q4 = $buf(o.t6!, $q198, 4, K1A0V8);
-    const q5 = $buf(o.t7!, $q187, 4, K1A0V8);
-    const q6 = $buf(o.t8!, $q189, 4, K1A0V8);
+    const q1 = $buf(o.t3!, $q185, 2, K1A0V8);
+    const q2 = $buf(o.t4!, $q187, 2, K1A0V8);
+    const q3 = $buf(o.t5!, $q198, 4, K1A0V8);
+    const q4 = $buf(o.t6!, $q200, 4, K1A0V8);
+    const q5 = $buf(o.t7!, $q189, 4, K1A0V8);
+    const q6 = $buf(o.t8!, $q191, 4, K1A0V8);
     const q7 = $buf(o.t11!, $q77, 2, K1A0V8);
     st = 1;
     const r0: unknown = $chk(((o.m6 ?? K1A0_d6(o)) as number) + (1 as number));
-    const b8 = [$u32(o.s0[1], pp, $q236), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q239), $u32(r0, pp, $q240), $u32(o.s6[1], pp, $q241), $u32(o.s3[2], pp, $q242), $f32(o.a4, pp, $q148), 0];
+    const b8 = [$u32(o.s0[1], pp, $q238), $u32(o.s0[0], pp, $q143), $u32(o.s5[0], pp, $q241), $u32(r0, pp, $q242), $u32(o.s6[1], pp, $q243), $u32(o.s3[2], pp, $q244), $f32(o.a4, pp, $q148), 0];
     const wx = $wg(o.s0[1], 65535, pp, "x");
     const wy = $wg(o.a1, 65535, pp, "y");
     const wz = $wg(o.s0[0], 65535, pp, "z");
-    return $pass($q255, $q256, s, K1A0V28, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
+    return $pass($q257, $q258, s, K1A0V28, [q0, q1, q2, q3, q4, q5, q6, q7, b8], wx, wy, wz);
   } catch (e) {
     return $evalIn(e, pp, K1A0V26, st);
   }
 }
 function K1A0_p5(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q251;
-  if (s0 === undefined) $noShown(K1A0S24 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === false) s0 = $q253;
+  if (s0 === undefined) $noShown(K1A0S24 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T6(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S24);
-  return $plan($q171, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
+  return $plan($q173, "packed", [K1A0_y4(o, K1A0S25, s0), K1A0_y9(o, K1A0S26, s1)], $none, shapes);
 }
 function K1A0_r5(o: K1A0): string {
   if (!K1A0_c3(o)) return K1A0_w3(o);
@@ -2847,17 +2861,17 @@ function K1A0_p6(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): 
   try {
     let k0_4: unknown = undefined;
     let s0: string | undefined = undefined;
-    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q252;
-    if (s0 === undefined) $noShown(K1A0S27 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a0 === 1 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k0_4 ??= K1A0_k0(o, K1A0S28)) === 64 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s0 = $q254;
+    if (s0 === undefined) $noShown(K1A0S27 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     let k1_3: unknown = undefined;
     let s1: string | undefined = undefined;
-    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q253;
-    if (s1 === undefined) $noShown(K1A0S27 + $q248, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+    if (o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && (k1_3 ??= K1A0_k0(o, K1A0S29)) === 64 && o.s3[3] === 128 && (o.t9 !== null) === true && (o.t1 !== null) === true) s1 = $q255;
+    if (s1 === undefined) $noShown(K1A0S27 + $q250, K1A0V5, [$show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
     const s2: string = K1A0T7(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S27);
     st = 1;
     const r0: unknown = $mulN($chk((o.s0[0] as number) * (o.s0[1] as number)) as number, (o.m3 ?? K1A0_d3(o)) as number);
-    const x0 = $fits($round4($sdim(r0, K1A0S27, $q194) * 2), 134217728, $q47, K1A0S27, $q249);
-    return $plan($q171, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
+    const x0 = $fits($round4($sdim(r0, K1A0S27, $q196) * 2), 134217728, $q47, K1A0S27, $q251);
+    return $plan($q173, "separate_rotary", [K1A0_y6(o, K1A0S28, s0), K1A0_y1(o, K1A0S29, s1, x0), K1A0_y8(o, K1A0S30, s2, x0)], { "rotatedQuery": x0 }, shapes);
   } catch (e) {
     return $evalAt(e, K1A0V29, st);
   }
@@ -2869,10 +2883,10 @@ function K1A0_r6(o: K1A0): string {
 }
 function K1A0_p7(o: K1A0, shapes: Readonly<Record<string, readonly number[]>>): Plan {
   let s0: string | undefined = undefined;
-  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q254;
-  if (s0 === undefined) $noShown(K1A0S31 + $q246, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
+  if (o.a0 === 0 && o.a1 === 8 && o.a2 === 32 && o.a3 === 0 && o.s3[2] === 8192 && o.s3[3] === 128 && (o.t9 !== null) === false && (o.t1 !== null) === true) s0 = $q256;
+  if (s0 === undefined) $noShown(K1A0S31 + $q248, K1A0V4, [$show(o.a0), $show(o.a1), $show(o.a2), $show(o.a3), K1A0_k0s(o), $show(o.s3[2]), $show(o.s3[3]), $show((o.t9 !== null)), $show((o.t1 !== null))], K1A0S2);
   const s1: string = K1A0T8(o.a0, o.a1, o.a2, o.a5, o.s3[3], (o.t1 !== null), K1A0S31);
-  return $plan($q171, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
+  return $plan($q173, "separate", [K1A0_y7(o, K1A0S32, s0), K1A0_y9(o, K1A0S33, s1)], $none, shapes);
 }
 function K1A0_r7(o: K1A0): string {
   if (!K1A0_c8(o)) return K1A0_w8(o);
@@ -2884,19 +2898,19 @@ function K1A0_plan(o: K1A0): Plan {
   try {
     o0 = [(o.s0[0] as number), (o.s0[1] as number), ($mulN(o.a2 as number, o.s3[3] as number) as number)];
   } catch (e) {
-    $evalFail(e, $q171, $q157);
+    $evalFail(e, $q173, $q157);
   }
-  const h0 = $outShape(o0, 3, $q171, $q77);
+  const h0 = $isShape(o0, 3) ? o0 : $badShape(o0, 3, $q173, $q77, $q259, [$q159, () => o.s0[0], $q142, () => o.s0[1], $q39, () => o.a2, $q178, () => o.s3[3]]);
   if (o.t11 === null) o.t11 = { shape: h0, dtype: $q94, n: $product(h0) };
-  else if (!$same(o.t11.shape, h0)) $badOutput($q171, $q77, o.t11.shape, h0, "[dim(shapes.queryT, 0), dim(shapes.queryT, 1), attrs.num_heads * headSize]");
+  else if (!$same(o.t11.shape, h0)) $badOutput($q173, $q77, o.t11.shape, h0, $q259);
   const h1 = o.s3;
-  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q171, $q183, o.u3.shape, h1, $q224);
+  if (o.u3 !== null && !$same(o.u3.shape, h1)) $badOutput($q173, $q185, o.u3.shape, h1, $q226);
   const h2 = o.s4;
-  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q171, $q185, o.u4.shape, h2, $q223);
+  if (o.u4 !== null && !$same(o.u4.shape, h2)) $badOutput($q173, $q187, o.u4.shape, h2, $q225);
   const shapes = { "outputT": h0, "pastKeyT": h1, "pastValueT": h2 };
-  if (!K1A0_c0(o)) $fail($q158, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
-  if (!K1A0_c1(o)) $fail($q158, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
-  if (!K1A0_c2(o)) $fail($q158, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
+  if (!K1A0_c0(o)) $fail($q160, "SparseAttention: condition `sparseContractOk` failed: " + K1A0_w0(o));
+  if (!K1A0_c1(o)) $fail($q160, "SparseAttention: condition `dispatchFits` failed: " + K1A0_w1(o));
+  if (!K1A0_c2(o)) $fail($q160, "SparseAttention: condition `bindingsFit` failed: " + K1A0_w2(o));
   let v0: boolean | undefined, v1: boolean | undefined, v2: boolean | undefined, v3: boolean | undefined, v4: boolean | undefined, v5: boolean | undefined;
   if ((v0 ??= K1A0_c3(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p0(o, shapes);
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o)) && (v3 ??= K1A0_c6(o))) return K1A0_p1(o, shapes);
@@ -2906,7 +2920,7 @@ function K1A0_plan(o: K1A0): Plan {
   if ((v0 ??= K1A0_c3(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p5(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v1 ??= K1A0_c4(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p6(o, shapes);
   if ((v5 ??= K1A0_c8(o)) && (v4 ??= K1A0_c7(o)) && (v2 ??= K1A0_c5(o))) return K1A0_p7(o, shapes);
-  return $fail($q159, "SparseAttention: no variant fits this call on profile mobile-256: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
+  return $fail($q161, "SparseAttention: no variant fits this call on profile mobile-256: " + "packed_rotary_splitk: " + K1A0_r0(o) + "; " + "packed_splitk: " + K1A0_r1(o) + "; " + "separate_rotary_splitk: " + K1A0_r2(o) + "; " + "separate_splitk: " + K1A0_r3(o) + "; " + "packed_rotary: " + K1A0_r4(o) + "; " + "packed: " + K1A0_r5(o) + "; " + "separate_rotary: " + K1A0_r6(o) + "; " + "separate: " + K1A0_r7(o));
 }
 
 /** Plans a call of SparseAttention (com.microsoft) on profile mobile-256. Throws KernelCallError when the call cannot run. */
@@ -2948,32 +2962,32 @@ function plan1(call: SparseAttentionCall): Plan {
         case $q51:
           t2 = $td(ins[key], K1, $q33, key);
           break;
-        case $q183:
+        case $q185:
           t3 = $td(ins[key], K1, $q33, key);
           break;
-        case $q185:
+        case $q187:
           t4 = $td(ins[key], K1, $q33, key);
           break;
-        case $q196:
+        case $q198:
           t5 = $td(ins[key], K1, $q33, key);
           break;
-        case $q198:
+        case $q200:
           t6 = $td(ins[key], K1, $q33, key);
           break;
-        case $q187:
+        case $q189:
           t7 = $td(ins[key], K1, $q33, key);
           break;
-        case $q189:
+        case $q191:
           t8 = $td(ins[key], K1, $q33, key);
           break;
-        case $q191:
+        case $q193:
           t9 = $td(ins[key], K1, $q33, key);
           break;
-        case $q193:
+        case $q195:
           t10 = $td(ins[key], K1, $q33, key);
           break;
         default:
-          $fail($q0, K1 + $q160 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
+          $fail($q0, K1 + $q162 + $name(key) + "`; inputs are queryT, keyT, valueT, pastKeyT, pastValueT, blockRowIndicesT, blockColIndicesT, totalSequenceLengthT, keyTotalSequenceLengthsT, cosCacheT, sinCacheT");
       }
     }
   }
@@ -2984,14 +2998,14 @@ function plan1(call: SparseAttentionCall): Plan {
         case $q77:
           t11 = $td(outs[key], K1, $q34, key);
           break;
-        case $q183:
+        case $q185:
           u3 = $td(outs[key], K1, $q34, key);
           break;
-        case $q185:
+        case $q187:
           u4 = $td(outs[key], K1, $q34, key);
           break;
         default:
-          $fail($q0, K1 + $q161 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
+          $fail($q0, K1 + $q163 + $name(key) + "`; outputs are outputT, pastKeyT, pastValueT");
       }
     }
   }
@@ -2999,26 +3013,26 @@ function plan1(call: SparseAttentionCall): Plan {
     for (const key in attrs) {
       if (!$hasOwn.call(attrs, key)) continue;
       switch (key) {
-        case $q257:
+        case $q260:
           g0 = $av(attrs[key], K1, key);
           break;
-        case $q163:
+        case $q165:
           g1 = $av(attrs[key], K1, key);
           break;
-        case $q164:
+        case $q166:
           g2 = $av(attrs[key], K1, key);
           break;
-        case $q258:
+        case $q261:
           g3 = $av(attrs[key], K1, key);
           break;
         case $q147:
           g4 = $av(attrs[key], K1, key);
           break;
-        case $q259:
+        case $q262:
           g5 = $av(attrs[key], K1, key);
           break;
         default:
-          $fail($q0, K1 + $q165 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
+          $fail($q0, K1 + $q167 + $name(key) + "`; attributes are do_rotary, kv_num_heads, num_heads, rotary_interleaved, scale, sparse_block_size");
       }
     }
   }
@@ -3041,74 +3055,74 @@ function plan1(call: SparseAttentionCall): Plan {
     if (t2.dtype !== dt0 || t2.shape.length !== 3) $param(t2, dt0!, by0, "T", $q94, 3, K1, $q33, $q51);
   }
   if (t3 === null) {
-    $missing(K1, $q33, $q183);
-  } else {
-    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", $q94, 4, K1, $q33, $q183);
-  }
-  if (t4 === null) {
     $missing(K1, $q33, $q185);
   } else {
-    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", $q94, 4, K1, $q33, $q185);
+    if (t3.dtype !== dt0 || t3.shape.length !== 4) $param(t3, dt0!, by0, "T", $q94, 4, K1, $q33, $q185);
   }
-  if (t5 === null) {
-    $missing(K1, $q33, $q196);
-  } else {
-    dt1 = t5.dtype;
-    if (dt1 !== $q166) $notAllowed(K1, $q33, $q196, dt1, "M", $q166);
-    by1 = $q196;
-    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q196);
-  }
-  if (t6 === null) {
-    $missing(K1, $q33, $q198);
-  } else {
-    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", $q166, 2, K1, $q33, $q198);
-  }
-  if (t7 === null) {
+  if (t4 === null) {
     $missing(K1, $q33, $q187);
   } else {
-    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", $q166, 1, K1, $q33, $q187);
+    if (t4.dtype !== dt0 || t4.shape.length !== 4) $param(t4, dt0!, by0, "T", $q94, 4, K1, $q33, $q187);
   }
-  if (t8 === null) {
+  if (t5 === null) {
+    $missing(K1, $q33, $q198);
+  } else {
+    dt1 = t5.dtype;
+    if (dt1 !== $q168) $notAllowed(K1, $q33, $q198, dt1, "M", $q168);
+    by1 = $q198;
+    if (t5.shape.length !== 2) $rank(t5, 2, K1, $q33, $q198);
+  }
+  if (t6 === null) {
+    $missing(K1, $q33, $q200);
+  } else {
+    if (t6.dtype !== dt1 || t6.shape.length !== 2) $param(t6, dt1!, by1, "M", $q168, 2, K1, $q33, $q200);
+  }
+  if (t7 === null) {
     $missing(K1, $q33, $q189);
   } else {
-    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", $q166, 1, K1, $q33, $q189);
+    if (t7.dtype !== dt1 || t7.shape.length !== 1) $param(t7, dt1!, by1, "M", $q168, 1, K1, $q33, $q189);
+  }
+  if (t8 === null) {
+    $missing(K1, $q33, $q191);
+  } else {
+    if (t8.dtype !== dt1 || t8.shape.length !== 1) $param(t8, dt1!, by1, "M", $q168, 1, K1, $q33, $q191);
   }
   if (t9 !== null) {
-    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q94, 2, K1, $q33, $q191);
+    if (t9.dtype !== dt0 || t9.shape.length !== 2) $param(t9, dt0!, by0, "T", $q94, 2, K1, $q33, $q193);
   }
   if (t10 !== null) {
-    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", $q94, 2, K1, $q33, $q193);
+    if (t10.dtype !== dt0 || t10.shape.length !== 2) $param(t10, dt0!, by0, "T", $q94, 2, K1, $q33, $q195);
   }
   if (t11 !== null) {
     if (t11.dtype !== dt0 || t11.shape.length !== 3) $param(t11, dt0!, by0, "T", $q94, 3, K1, $q34, $q77);
   }
   if (u3 !== null) {
-    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", $q94, 4, K1, $q34, $q183);
+    if (u3.dtype !== dt0 || u3.shape.length !== 4) $param(u3, dt0!, by0, "T", $q94, 4, K1, $q34, $q185);
   }
   if (u4 !== null) {
-    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q94, 4, K1, $q34, $q185);
+    if (u4.dtype !== dt0 || u4.shape.length !== 4) $param(u4, dt0!, by0, "T", $q94, 4, K1, $q34, $q187);
   }
   if (dt0 === undefined) dt0 = $q94;
-  if (dt1 === undefined) dt1 = $q166;
-  $num(g0, false, K1, $q257);
-  $num(g1, false, K1, $q163);
-  $num(g2, false, K1, $q164);
-  $num(g3, false, K1, $q258);
+  if (dt1 === undefined) dt1 = $q168;
+  $num(g0, false, K1, $q260);
+  $num(g1, false, K1, $q165);
+  $num(g2, false, K1, $q166);
+  $num(g3, false, K1, $q261);
   $num(g4, false, K1, $q147);
-  $num(g5, false, K1, $q259);
+  $num(g5, false, K1, $q262);
   const a0: unknown = g0 !== undefined ? g0 : 0;
   const a1: unknown = g1 !== undefined ? g1 : undefined;
   const a2: unknown = g2 !== undefined ? g2 : undefined;
   const a3: unknown = g3 !== undefined ? g3 : 0;
   const a4: unknown = g4 !== undefined ? g4 : 0;
   const a5: unknown = g5 !== undefined ? g5 : undefined;
-  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q260);
-  if (a1 === undefined) $fail($q0, K1 + $q167);
-  if (a2 === undefined) $fail($q0, K1 + $q168);
-  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q260);
+  if (a0 !== undefined && a0 !== 0 && a0 !== 1) $fail($q0, K1 + ": attribute `do_rotary` is " + $show(a0) + $q263);
+  if (a1 === undefined) $fail($q0, K1 + $q169);
+  if (a2 === undefined) $fail($q0, K1 + $q170);
+  if (a3 !== undefined && a3 !== 0 && a3 !== 1) $fail($q0, K1 + ": attribute `rotary_interleaved` is " + $show(a3) + $q263);
   if (a5 === undefined) $fail($q0, K1 + ": attribute `sparse_block_size` is required");
-  if (dt0 === $q94 && dt1 === $q166) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
-  return $fail($q159, K1 + $q169 + "T=" + dt0 + ", " + "M=" + dt1 + $q170);
+  if (dt0 === $q94 && dt1 === $q168) return K1A0_plan({ t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10, t11, u3, u4, a0, a1, a2, a3, a4, a5, s0: t0!.shape, s3: t3!.shape, s4: t4!.shape, s5: t5!.shape, s6: t6!.shape, s7: t7!.shape, s8: t8!.shape, m0: null, m1: null, m2: null, m3: null, m4: null, m5: null, m6: null, m7: null, m8: null, m9: null, m10: null, m11: null, m12: null, m13: null, m14: null, m15: null, m16: null, m17: null, m18: null, m19: null, m20: null, m21: null, m22: null, m23: null, m24: null, m25: null, m26: null, m27: null, m28: null, m29: null, m30: null, m31: null, m32: null, m33: null, m34: null, m35: null });
+  return $fail($q161, K1 + $q171 + "T=" + dt0 + ", " + "M=" + dt1 + $q172);
 }
 
 /** Plan functions by kernel name, each taking its kernel's call type. */

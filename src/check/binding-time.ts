@@ -83,6 +83,15 @@ export function leavesOf(
   return out;
 }
 
+/**
+ * The call values a message about an expression's value names: the attributes and the dimensions
+ * at a constant axis (`attrs.k`, `dim(shapes.xT, 0)`) it reads, directly or through derive entries
+ * of `env`, in the order leavesOf finds them.
+ */
+export function attrAndDimLeaves(e: TExpr, env: ReadonlyMap<string, CheckedDerive>): LeafInfo[] {
+  return [...leavesOf(e, env).values()].filter((l) => l.axis !== undefined || (l.leaf.ns === "attrs" && l.key === leafText(l.leaf)));
+}
+
 /** The binding time of a set of leaves. */
 export function bindingTime(leaves: ReadonlyMap<LeafKey, LeafInfo>): BindingTime {
   let t: BindingTime = "const";

@@ -9,7 +9,7 @@
  * hold and one explaining why not (mirroring plan/explain-false.ts).
  */
 import { type CExpr, type CheckedDerive, type CheckedKernel } from "../model/checked.js";
-import { leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
+import { attrAndDimLeaves, leavesOf, type LeafInfo, type LeafKey } from "../check/binding-time.js";
 import { leafText, type Leaf, type TExpr, type Value } from "../model/ir.js";
 import type { Type } from "../model/types.js";
 import { UNKNOWN, evaluate } from "../lang/evaluate.js";
@@ -531,6 +531,16 @@ export class AssignmentGen {
     if (l.key.startsWith("has("))
       return this.pinned.has(l.key) ? { code: "true", value: true } : { code: `(${this.attr(l.leaf.name)} !== undefined)`, read: true };
     return this.leaf(l.leaf);
+  }
+
+  /**
+   * Code of a list holding, for each attribute and dimension `src` reads in env `e` (as the
+   * interpreter's readValues names them), its text and a function computing its value.
+   */
+  reads(src: CExpr, e: GenEnv): string {
+    return `[${attrAndDimLeaves(src.texpr, e.derives)
+      .map((l) => `${q(l.key)}, () => ${this.keyLeaf(l).code}`)
+      .join(", ")}]`;
   }
 
   /** Code (a string expression) explaining why condition `src` is not true, mirroring explainFalse. */

@@ -449,7 +449,10 @@ function outputChecks(cx: AssignmentContext, lines: string[]): void {
     // was read: a list of non-negative integers of that rank, so it needs no check here.
     const leaf = se.texpr.k === "leaf" && se.texpr.leaf.ns === "shapes" ? valid.tensors.get(se.texpr.leaf.name) : undefined;
     const checked = x.read && leaf !== undefined && leaf.required && !leaf.filled && (o.rank === undefined || leaf.rank === o.rank);
-    lines.push(`${ind}const ${h} = ${checked ? value : `$outShape(${value}, ${o.rank ?? -1}, ${q(name)}, ${q(o.name)})`};`);
+    // The message of a shape $isShape refuses names the expression and the attributes and dimensions it read.
+    const rank = o.rank ?? -1;
+    const refused = `$badShape(${value}, ${rank}, ${q(name)}, ${q(o.name)}, ${q(se.source.text)}, ${g.reads(se, g.top)})`;
+    lines.push(`${ind}const ${h} = ${checked ? value : `$isShape(${value}, ${rank}) ? ${value} : ${refused}`};`);
     const bad = (given: string): string => `$badOutput(${q(name)}, ${q(o.name)}, ${given}.shape, ${h}, ${q(se.source.text)})`;
     if (inputIds.has(o.name)) {
       const u = valid.aliasIndex.get(o.name);

@@ -474,14 +474,25 @@ function $fits(size«: number», max«: number», limit«: string», prefix«: s
   if (!(size <= max)) $fail("eval", prefix + ": " + what + " needs " + size + " bytes, more than " + limit + " (" + max + ")");
   return size;
 }
-/** A computed output shape, checked: a list of non-negative integers of the declared rank (-1: any rank). */
-function $outShape(v«: unknown», rank«: number», kernel«: string», id«: string»)«: readonly number[]» {
-  const a = v« as unknown[]»;
-  let ok = Array.isArray(a) && (rank < 0 || a.length === rank);
+/** Whether a computed output shape is a list of non-negative integers of the declared rank (-1: any rank). */
+function $isShape(v«: unknown», rank«: number»)«: v is readonly number[]» {
+  if (!Array.isArray(v) || (rank >= 0 && v.length !== rank)) return false;
   // An indexed loop: a for-of would call Array.prototype[Symbol.iterator], which a page may replace.
-  if (ok) for (let i = 0; i < a.length; i++) if (!($isSafe(a[i]) && (a[i]« as number») >= 0)) ok = false;
-  if (!ok) $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060 is " + $show(v) + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
-  return v« as readonly number[]»;
+  for (let i = 0; i < v.length; i++) if (!($isSafe(v[i]) && (v[i]« as number») >= 0)) return false;
+  return true;
+}
+/**
+ * Fails for a computed output shape that $isShape refuses, naming the spec's shape expression (text)
+ * and the attributes and dimensions it reads: reads holds each one's text, then a function computing
+ * its value; one whose value fails (a dimension of an absent tensor) is left out.
+ */
+function $badShape(v«: unknown», rank«: number», kernel«: string», id«: string», text«: string», reads«: readonly (string | (() => unknown))[]»)«: never» {
+  let s = "";
+  for (let i = 0; i < reads.length; i += 2) {
+    const r = $try(reads[i + 1]« as () => unknown»);
+    if (!(r instanceof EvalFailure)) s += (s ? ", " : " (") + (reads[i]« as string») + " = " + $show(r);
+  }
+  return $fail("eval", kernel + ": the shape of output \u0060" + id + "\u0060, \u0060" + text + "\u0060, is " + $show(v) + (s ? s + ")" : "") + "; " + (rank < 0 ? "" : "the spec declares rank " + rank + " and ") + "dimensions must be non-negative integers");
 }
 /** Fails for a given output whose shape is not the one the spec computes. */
 function $badOutput(kernel«: string», id«: string», given«: readonly number[]», want«: readonly number[]», text«: string»)«: never» {

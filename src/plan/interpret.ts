@@ -3,6 +3,7 @@
  * The generated dispatcher must agree with it exactly (variant, workgroups, sizes, uniform words,
  * and error kinds and messages); test/dispatcher/differential.test.ts holds them to that.
  */
+import { attrAndDimLeaves } from "../check/binding-time.js";
 import { deriveEnv } from "../check/check-spec.js";
 import { type CExpr, type CheckedBinding, type CheckedDerive } from "../model/checked.js";
 import type { Value } from "../model/ir.js";
@@ -218,6 +219,24 @@ export function uniformWords(
   return words;
 }
 
+/**
+ * The attributes and dimensions `src` reads (see attrAndDimLeaves) with the call's values, as
+ * " (attrs.k = -4, dim(shapes.xT, 0) = 8)"; one without a value (a dimension of an absent tensor)
+ * is left out, and nothing is given when none is left.
+ */
+function readValues(src: CExpr, derives: ReadonlyMap<string, CheckedDerive>, leaves: CallLeaves): string {
+  const shown = attrAndDimLeaves(src.texpr, derives).flatMap((l) => {
+    try {
+      const v = l.axis === undefined ? leaves.leaf(l.leaf) : leaves.dim(l.leaf.name, l.axis);
+      return [`${l.key} = ${showCallValue(v)}`];
+    } catch (err) {
+      if (err instanceof EvalError) return [];
+      throw err;
+    }
+  });
+  return shown.length ? ` (${shown.join(", ")})` : "";
+}
+
 /** The outcome of choosing a variant for a call: the chosen one, and why each earlier one was rejected. */
 export interface Selection {
   readonly chosen?: { readonly vm: VariantModel; readonly env: DeriveEnv };
@@ -262,7 +281,7 @@ function checkOutputs(
       const declares = rank < 0 ? "" : `the spec declares rank ${rank} and `;
       throw new KernelCallError(
         "eval",
-        `${name}: the shape of output \`${o.name}\` is ${showCallValue(v)}; ${declares}dimensions must be non-negative integers`,
+        `${name}: the shape of output \`${o.name}\`, \`${se.source.text}\`, is ${showCallValue(v)}${readValues(se, k.derive, leaves)}; ${declares}dimensions must be non-negative integers`,
       );
     }
     const shape = v as readonly number[];

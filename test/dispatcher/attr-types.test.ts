@@ -16,6 +16,7 @@ import { outcome } from "../support/plan-outcome.js";
 import { importDispatcher } from "../support/project-build.js";
 import { typeErrors } from "../support/strict-consumer.js";
 import { writeProject } from "../support/temp-project.js";
+import { onePassVariants, perElementShader } from "../support/one-pass.js";
 
 const spec = {
   domain: "com.example",
@@ -45,25 +46,10 @@ const spec = {
       ],
     },
   },
-  variants: [
-    {
-      id: "main",
-      passes: [{ id: "main", name: "Pick", shader: "pick.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "n" } }],
-    },
-  ],
+  variants: onePassVariants("Pick", "pick.wgsl.jinja"),
 };
 
-const template = [
-  "{{ env.wgsl.resourceDeclarations }}",
-  "",
-  "@compute @workgroup_size(1)",
-  "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-  "  if (gid.x < params.n) {",
-  "    y[gid.x] = x[gid.x] * params.scale + params.fill + f32(params.wrap + params.p0);",
-  "  }",
-  "}",
-  "",
-].join("\n");
+const template = perElementShader("y[gid.x] = x[gid.x] * params.scale + params.fill + f32(params.wrap + params.p0);");
 
 describe("attributes picked by a condition in a derive entry", async () => {
   const root = writeProject("attr-types", {

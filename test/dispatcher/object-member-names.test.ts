@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { Call } from "../../src/model/plan.js";
 import { coreProject } from "../support/project-build.js";
 import { typeErrors } from "../support/strict-consumer.js";
+import { onePassVariants, perElementShader } from "../support/one-pass.js";
 
 const spec = {
   domain: "com.example",
@@ -44,25 +45,10 @@ const spec = {
       ],
     },
   },
-  variants: [
-    {
-      id: "main",
-      passes: [{ id: "main", name: "Members", shader: "m.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "n" } }],
-    },
-  ],
+  variants: onePassVariants("Members", "m.wgsl.jinja"),
 };
 
-const template = [
-  "{{ env.wgsl.resourceDeclarations }}",
-  "",
-  "@compute @workgroup_size(1)",
-  "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-  "  if (gid.x < params.n) {",
-  "    y[gid.x] = x[gid.x] * params.scale + params.offset + f32(params.biased);",
-  "  }",
-  "}",
-  "",
-].join("\n");
+const template = perElementShader("y[gid.x] = x[gid.x] * params.scale + params.offset + f32(params.biased);");
 
 /** Calls a consumer writes: the optional tensors, output and attribute left out, then given. */
 const consumer = [

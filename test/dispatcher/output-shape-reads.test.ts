@@ -10,6 +10,7 @@
 import { describe, expect, it } from "vitest";
 import type { Outcome } from "../support/plan-outcome.js";
 import { coreProject } from "../support/project-build.js";
+import { onePassVariants, perElementShader } from "../support/one-pass.js";
 
 const shape = '[dim(shapes.xT, 0), width if attrs.tag != "*/ `${globalThis.kernelcPwned = 1}\\" \\n" else dim(shapes.bT, 0)]';
 
@@ -26,25 +27,10 @@ const spec = {
     y: { arg: "yT" },
     params: { struct: [{ name: "n", type: "u32", value: "n" }] },
   },
-  variants: [
-    {
-      id: "main",
-      passes: [{ id: "main", name: "Shapey", shader: "s.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "n" } }],
-    },
-  ],
+  variants: onePassVariants("Shapey", "s.wgsl.jinja"),
 };
 
-const template = [
-  "{{ env.wgsl.resourceDeclarations }}",
-  "",
-  "@compute @workgroup_size(1)",
-  "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-  "  if (gid.x < params.n) {",
-  "    y[gid.x] = x[gid.x];",
-  "  }",
-  "}",
-  "",
-].join("\n");
+const template = perElementShader("y[gid.x] = x[gid.x];");
 
 describe("an output shape that is not a list of non-negative integers", async () => {
   const { result, both: plan } = await coreProject("output-shape-reads", {

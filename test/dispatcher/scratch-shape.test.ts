@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import type { Outcome } from "../support/plan-outcome.js";
 import { coreProject } from "../support/project-build.js";
+import { perElementShader } from "../support/one-pass.js";
 
 const pass = (shader: string) => ({
   id: "main",
@@ -48,18 +49,7 @@ const spec = {
   ],
 };
 
-const template = [
-  "{{ env.wgsl.resourceDeclarations }}",
-  "",
-  "@compute @workgroup_size(1)",
-  "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-  "  if (gid.x < params.n) {",
-  "    tmp[gid.x] = x[gid.x];",
-  "    y[gid.x] = tmp[gid.x];",
-  "  }",
-  "}",
-  "",
-].join("\n");
+const template = perElementShader("tmp[gid.x] = x[gid.x];", "y[gid.x] = tmp[gid.x];");
 
 describe("an intermediate's shape with a negative or fractional dimension", async () => {
   const { result, both: plan } = await coreProject("scratch-shape", {

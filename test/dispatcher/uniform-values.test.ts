@@ -14,6 +14,7 @@ import { interpretPlan } from "../../src/plan/interpret.js";
 import { outcome, type Outcome } from "../support/plan-outcome.js";
 import { importDispatcher } from "../support/project-build.js";
 import { writeProject } from "../support/temp-project.js";
+import { onePassVariants, perElementShader } from "../support/one-pass.js";
 
 const spec = {
   domain: "com.example",
@@ -38,26 +39,13 @@ const spec = {
       ],
     },
   },
-  variants: [
-    {
-      id: "main",
-      passes: [{ id: "main", name: "Flags", shader: "flags.wgsl.jinja", bindings: ["x", "y", "params"], dispatch: { x: "n" } }],
-    },
-  ],
+  variants: onePassVariants("Flags", "flags.wgsl.jinja"),
 };
 
-const template = [
-  "{{ env.wgsl.resourceDeclarations }}",
-  "",
-  "@compute @workgroup_size(1)",
-  "fn main(@builtin(global_invocation_id) gid: vec3<u32>) {",
-  "  if (gid.x < params.n) {",
-  "    let on = params.flag != 0u || params.big != 0u;",
-  "    y[gid.x] = select(x[gid.x], x[gid.x] * params.s + params.d + params.p, on);",
-  "  }",
-  "}",
-  "",
-].join("\n");
+const template = perElementShader(
+  "let on = params.flag != 0u || params.big != 0u;",
+  "y[gid.x] = select(x[gid.x], x[gid.x] * params.s + params.d + params.p, on);",
+);
 
 /** The bits of the f32 nearest to v, as a u32. */
 const bits = (v: number): number => new Uint32Array(new Float32Array([v]).buffer)[0]!;

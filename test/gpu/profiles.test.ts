@@ -38,6 +38,7 @@ import {
   readBuffer,
   uploadBuffer,
   type ProfileDevice,
+  orderedF16,
 } from "../support/gpu.js";
 import { importDispatcher, repoRoot } from "../support/project-build.js";
 import { instancesForCalls, type CallInstance } from "../support/compiled-plan.js";
@@ -353,11 +354,6 @@ async function buildForCases(): Promise<CompileResult> {
 }
 
 // ---------------------------------------------------------------- devices
-
-/** f16 bits as integers ordered like the values they denote (adjacent values differ by 1). */
-function orderedF16(bits: number): number {
-  return bits & 0x8000 ? -(bits & 0x7fff) : bits;
-}
 
 /** A plan as text: two profiles with the same text run the same GPU work. */
 function planKey(plan: Plan): string {

@@ -63,17 +63,16 @@ const runs = (name: string): boolean => ALL || DEFAULT_CASES.has(name);
 
 const PREFILL: PagedBatch = { past: [0, 37], newTokens: [100, 60] };
 
-/** The configured SparseAttention instances (phi-3-small-8k: 32/8 heads, H 128, blocks of 64, 8192-row caches). */
+/** phi-3-small-8k's SparseAttention shape: 32/8 heads, H 128, blocks of 64, 8192-row caches. */
+const PHI3_SMALL = { N: 32, Nkv: 8, H: 128, sbs: 64, maxCacheSeq: 8192 } as const;
+
+/** The configured SparseAttention instances. */
 const SPARSE: readonly SparseCase[] = [
   {
     name: "phi-3-small-8k: decode S=1 at 700 and 1535, split rotary, separate",
     B: 2,
     S: 1,
-    N: 32,
-    Nkv: 8,
-    H: 128,
-    sbs: 64,
-    maxCacheSeq: 8192,
+    ...PHI3_SMALL,
     layout: [8, 2, 8],
     past: [700, 1535],
     rotary: "split",
@@ -83,11 +82,7 @@ const SPARSE: readonly SparseCase[] = [
     name: "phi-3-small-8k: prompt S=150, split rotary, packed",
     B: 1,
     S: 150,
-    N: 32,
-    Nkv: 8,
-    H: 128,
-    sbs: 64,
-    maxCacheSeq: 8192,
+    ...PHI3_SMALL,
     layout: [8, 2, 8],
     rotary: "split",
     packed: true,
@@ -96,11 +91,7 @@ const SPARSE: readonly SparseCase[] = [
     name: "phi-3-small-8k-no-rotary: decode S=3 at 64 and 4000, separate",
     B: 2,
     S: 3,
-    N: 32,
-    Nkv: 8,
-    H: 128,
-    sbs: 64,
-    maxCacheSeq: 8192,
+    ...PHI3_SMALL,
     layout: [4, 1, 4],
     past: [64, 4000],
     rotary: "off",
@@ -110,11 +101,7 @@ const SPARSE: readonly SparseCase[] = [
     name: "phi-3-small-8k-no-rotary: prompt S=70, packed",
     B: 1,
     S: 70,
-    N: 32,
-    Nkv: 8,
-    H: 128,
-    sbs: 64,
-    maxCacheSeq: 8192,
+    ...PHI3_SMALL,
     layout: [8, 2, 8],
     rotary: "off",
     packed: true,

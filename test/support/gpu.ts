@@ -213,6 +213,11 @@ export function poisonBufferCycle(device: GPUDevice, buffer: GPUBuffer, words: r
  */
 export const F16_GARBAGE: readonly number[] = [0x7e00, 0x7c00, 0xfc00, 0x7bff, 0xfbff, 0x7a00, 0x7fff];
 
+/** f16 bits as integers ordered like the values they denote (adjacent values differ by 1), for ULP distances. */
+export function orderedF16(bits: number): number {
+  return bits & 0x8000 ? -(bits & 0x7fff) : bits;
+}
+
 /** Copies a byte range of a buffer to a mappable one and returns its bytes once the GPU is done. */
 export async function readBuffer(device: GPUDevice, buffer: GPUBuffer, offset = 0, size = buffer.size - offset): Promise<ArrayBuffer> {
   await expectNoUncapturedErrors(device);

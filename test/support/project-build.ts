@@ -26,6 +26,15 @@ export function repoBuild(): Promise<CompileResult> {
   return cached;
 }
 
+/** Builds the project at `root` (all its profiles), asserting that neither its config nor the build has a diagnostic. */
+export async function cleanBuild(root: string): Promise<CompileResult> {
+  const loaded = loadConfig(root);
+  expect(loaded.diagnostics).toEqual([]);
+  const built = await compile(loaded);
+  expect(built.diagnostics).toEqual([]);
+  return built;
+}
+
 /** Transpiles a generated dispatcher module to JavaScript and imports it. */
 export async function importDispatcher(source: string): Promise<Record<string, unknown>> {
   const js = ts.transpileModule(source, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText;

@@ -5,6 +5,7 @@
  * (MODULE_SETTINGS) spreads these options and overrides `module`/`moduleResolution`. The library is
  * ES2020's, the oldest docs/runtime.md promises (generated code calls no newer library function).
  */
+import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 
@@ -67,4 +68,12 @@ export function typeErrors(roots: readonly string[], options: ts.CompilerOptions
       (d) =>
         `${d.file ? (dir ? path.relative(dir, d.file.fileName) : path.basename(d.file.fileName)) : ""}:${d.start ?? ""}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`,
     );
+}
+
+/** Writes a generated dispatcher (`source`) to `<dir>/core/dispatcher.ts` and returns its type errors under STRICT_CONSUMER. */
+export function dispatcherTypeErrors(dir: string, source: string): string[] {
+  const file = path.join(dir, "core/dispatcher.ts");
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, source);
+  return typeErrors([file], STRICT_CONSUMER, dir);
 }

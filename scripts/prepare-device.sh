@@ -8,7 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .device/gl
 [ -f .device/node.xz ] || xz -T2 -6 -c "$(command -v node)" > .device/node.xz
-tar --exclude='node_modules/webgpu/dist' -cf - node_modules | xz -T2 -6 > .device/nm.tar.xz
+# Left out too: packages no device step uses (mutation testing, formatting, the browser test's driver),
+# which keep the carried tree under the device tool's 64 MiB.
+tar --exclude='node_modules/webgpu/dist' --exclude='node_modules/@stryker-mutator' --exclude='node_modules/prettier' \
+  --exclude='node_modules/playwright-core' -cf - node_modules | xz -T2 -6 > .device/nm.tar.xz
 xz -T2 -c node_modules/webgpu/dist/linux-x64/dawn.node > .device/dawn.node.xz
 if ! ls .device/gl/*.deb >/dev/null 2>&1; then
   lists=$(mktemp -d)

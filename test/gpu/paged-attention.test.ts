@@ -131,8 +131,9 @@ const SHAPES: readonly PagedCaseShape[] = [
     hostile: true,
   },
   // ops.md's smallest block size: one key per block, so every key is its own table lookup (the
-  // shared-rows design; a block boundary between every two keys).
-  { name: "G2 H64 bs1", numHeads: 4, kvNumHeads: 2, headSize: 64, blockSize: 1, batch: 4, maxPast: 40, maxNew: 5 },
+  // shared-rows design; a block boundary between every two keys). At least 8 table columns: the
+  // split-K variants (SPLIT_MIN_KEYS = 4 here) need 8 keys of table, which B = 1 with past 4 lacks.
+  { name: "G2 H64 bs1", numHeads: 4, kvNumHeads: 2, headSize: 64, blockSize: 1, batch: 4, maxPast: 40, maxNew: 5, minTableBlocks: 8 },
   // "Accumulate in f32", scores: q and k of amplitude 500 give scaled scores (q·k / sqrt(H)) of
   // standard deviation about 83000, most past the f16 maximum 65504: a score kept in f16 is
   // infinite and the softmax NaN. `scale: 0` given explicitly means 1/sqrt(H), as absent does.

@@ -34,6 +34,12 @@ export interface PagedCaseShape {
   readonly batch: number;
   readonly maxPast: number;
   readonly maxNew: number;
+  /**
+   * Fewest block_table columns (default 1). The split-K variants need at least 2 * SPLIT_MIN_KEYS
+   * keys of table (maxBlocks * blockSize); with one-key blocks a small random batch has fewer, and
+   * the planner then rightly picks the single pass.
+   */
+  readonly minTableBlocks?: number;
   /** Head size not a multiple of 4: only the single-pass variants apply (split-K needs vec4 rows). */
   readonly scalarOnly?: boolean;
   /** Corrupt some block_table and slot_mapping entries that are used (negative, past the cache, huge). */
@@ -121,7 +127,7 @@ export function makePagedCase(
   for (let b = 0; b < B; b++) cum[b + 1] = cum[b] + newTokens[b];
   const T = cum[B];
   const blocksOf = Array.from(past, (p, b) => Math.ceil((p + newTokens[b]) / bs));
-  const maxBlocks = Math.max(1, ...blocksOf) + int(0, 2);
+  const maxBlocks = Math.max(shape.minTableBlocks ?? 1, Math.max(1, ...blocksOf) + int(0, 2));
   const needed = blocksOf.reduce((x, y) => x + y, 0);
   const numBlocks = Math.max(1, 2 * needed + int(0, 3));
   const perm = Array.from({ length: numBlocks }, (_, i) => i);

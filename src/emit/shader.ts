@@ -148,9 +148,8 @@ function bindingDtype(
   dtypes: Readonly<Record<string, string>>,
   b: CheckedBinding,
 ): string | undefined {
-  const dtype = declaredDtype(kernel, variant, b);
-  if (dtype === undefined) return undefined;
-  return Object.hasOwn(dtypes, dtype) ? dtypes[dtype] : dtype;
+  const param = typeParamOf(kernel, variant, dtypes, b);
+  return param === undefined ? declaredDtype(kernel, variant, b) : dtypes[param];
 }
 
 /**

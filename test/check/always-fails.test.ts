@@ -6,11 +6,10 @@
  * is nothing. Lint reports it, the build stops on it, and the build also finds the ones that fail
  * only with a profile's values (tunables), where a call would evaluate them.
  */
-import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { lintProject } from "../support/project-shaders.js";
 import { axpbyProject } from "../support/axpby-project.js";
 import { checkSpecObject, probeSpec } from "./probe-spec.js";
 
@@ -102,7 +101,7 @@ describe("lint: sub-expressions that fail on every evaluation", () => {
 
 describe("build", () => {
   function lint(root: string) {
-    return lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+    return lintProject(root);
   }
 
   it("stops on an error lint reports, with the same location; a warning alone builds", async () => {

@@ -12,17 +12,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { MAX_DERIVE_NESTING } from "../../src/check/derive-depth.js";
 import { renderText } from "../../src/core/render-diagnostics.js";
 import { MAX_FILE_DIAGNOSTICS } from "../../src/load/load-spec.js";
 import { loadConfig } from "../../src/plan/config.js";
 import type { Plan } from "../../src/model/plan.js";
+import { lintProject } from "../support/project-shaders.js";
 import { axpbyProject, type ProjectEdits } from "../support/axpby-project.js";
 import { importDispatcher } from "../support/project-build.js";
 
 function lint(root: string) {
-  return lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+  return lintProject(root);
 }
 
 function codes(diags: readonly { code: string; severity: string }[]): string[] {

@@ -9,18 +9,18 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { parseTemplate } from "../../src/check/template-safety.js";
 import { MAX_TEMPLATE_NESTING, sourceNestingProblem, TEMPLATE_NESTING_HINT, TemplateTooDeep } from "../../src/check/template-scan.js";
 import type { Diagnostic } from "../../src/core/diagnostic.js";
 import { renderText } from "../../src/core/render-diagnostics.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { lintProject } from "../support/project-shaders.js";
 import { axpbyProject } from "../support/axpby-project.js";
 
 const DEEP_IFS = "{% if true %}\n".repeat(20000) + "x\n" + "{% endif %}".repeat(20000);
 
 function lint(root: string) {
-  return lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+  return lintProject(root);
 }
 
 /** The diagnostic's code, message, hint, file relative to the templates folder, and line. */

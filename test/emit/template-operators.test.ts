@@ -15,10 +15,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { templateReads, TemplateSyntaxError } from "../../src/check/template-reads.js";
 import { RenderError, TemplateRenderer } from "../../src/emit/render.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { cleanShaders, lintProject } from "../support/project-shaders.js";
 import { axpbyProject } from "../support/axpby-project.js";
 
 /** A templates folder with one file that each call rewrites, and a renderer for it (the build's). */
@@ -155,7 +155,7 @@ describe("expressions Nunjucks compiles to broken JavaScript are located templat
     const root = axpbyProject({ appendTemplate: "// ok: {{ - - 1 }}\n{% set pair_here = (1, - - 2) %}\n" });
     const lines = fs.readFileSync(path.join(root, "templates/axpby.wgsl.jinja"), "utf8").split("\n");
     const line = lines.findIndex((l) => l.startsWith("{% set pair_here")) + 1;
-    const lint = lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+    const lint = lintProject(root);
     const built = await compile(loadConfig(root));
     expect(built.files.size).toBe(0);
     for (const d of [...lint.diagnostics, ...built.diagnostics]) {
@@ -174,11 +174,7 @@ describe("expressions Nunjucks compiles to broken JavaScript are located templat
 
   test("`{{ - - 1 }}` in a project's template builds and prints 1", async () => {
     const root = axpbyProject({ appendTemplate: "// unary: {{ - - 1 }} {{ + + 2 }} {{ not 1 == 2 }}\n" });
-    expect(lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates"))).diagnostics).toEqual([]);
-    const built = await compile(loadConfig(root));
-    expect(built.diagnostics.filter((d) => d.severity === "error")).toEqual([]);
-    const shaders = [...built.files].filter(([name]) => name.endsWith(".wgsl")).map(([, text]) => String(text));
-    expect(shaders.length).toBeGreaterThan(0);
+    const shaders = await cleanShaders(root);
     for (const wgsl of shaders) expect(wgsl).toContain("// unary: 1 2 true\n");
   });
 });

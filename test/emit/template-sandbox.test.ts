@@ -14,12 +14,12 @@ import path from "node:path";
 import type nunjucks from "nunjucks";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { compile } from "../../src/api/compile.js";
-import { lintPaths, makeCheckContext } from "../../src/api/lint.js";
 import { templateReads, TemplateSyntaxError } from "../../src/check/template-reads.js";
 import { unclosedConstruct } from "../../src/check/template-scan.js";
 import { RenderError, TemplateRenderer } from "../../src/emit/render.js";
 import { SandboxEnvironment } from "../../src/emit/template-sandbox.js";
 import { loadConfig } from "../../src/plan/config.js";
+import { lintProject } from "../support/project-shaders.js";
 import { axpbyProject } from "../support/axpby-project.js";
 
 const SENTINEL = "kernelcSandboxSentinel";
@@ -177,10 +177,10 @@ describe("the SSTI corpus renders nothing and executes nothing", () => {
         TemplateSyntaxError,
       );
     }
-    const res = lintPaths([path.join(root, "specs")], makeCheckContext(path.join(root, "templates")));
+    const res = lintProject(root);
     expect(res.diagnostics).toEqual([]);
     const bad = axpbyProject({ appendTemplate: `{{ range.constructor("${CALL}")() }}\n` });
-    const lint = lintPaths([path.join(bad, "specs")], makeCheckContext(path.join(bad, "templates")));
+    const lint = lintProject(bad);
     expect(lint.diagnostics.map((d) => [d.code, d.message])).toEqual([
       ["template_error", expect.stringMatching(/^template refused: the member `constructor` is not allowed/)],
     ]);
